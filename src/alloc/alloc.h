@@ -1,0 +1,123 @@
+/* alloc.h - placement and memory: where a new chunk lives, the device
+ * caching allocator, the pinned host pool and the address registry.
+ *
+ * None of these lock: the context that owns them holds its lock around
+ * every call.  None of them moves bytes between host and device; that is
+ * the swap module's work. */
+#ifndef LMS_ALLOC_ALLOC_H
+#define LMS_ALLOC_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/avl.h"
+#include "device/device.h"
+#include "lms/lms.h"
+
+/* ---- Placement ------------------------------------------------------- */
+
+typedef struct lms__placement {
+  int64_t lms_kb;     /* -lms: size threshold in KB; < 0 is off */
+  double frac;        /* -lms_frac: fill level before offloading starts */
+  uint64_t capacity;  /* the device budget the fraction is of */
+} lms__placement_t;
+
+/* caffe-ibm's rule: host-homed iff LMS is on, size >= lms_kb * 1024 and
+ * the device demand (in_use + size) exceeds frac * capacity. */
+int lms__place_on_host(const lms__placement_t *p, uint64_t size,
+                       uint64_t in_use);
+
+/* ---- Device caching allocator ---------------------------------------- */
+
+typedef struct lms__segment lms__segment_t;
+typedef struct lms__block lms__block_t;
+
+typedef struct lms__devcache {
+  lms_dev_t *dev;
+  uint64_t limit;            /* segments never hold more than this */
+  lms_stats_t *stats;        /* device_reserved, device_allocated,
+                                segments, device_ooms, device_errors */
+  lms__avl_t free_blocks;    /* by (size, address): best fit */
+  lms__avl_t used_blocks;    /* by address: free() finds its block */
+  lms__segment_t *segments;  /* doubly linked */
+  lms__block_t *pending;     /* free blocks waiting on an event */
+  lms__evpool_t events;      /* for pending blocks */
+  char *err;                 /* the owner's last-error buffer */
+} lms__devcache_t;
+
+/* Sizes are rounded up to this, and blocks are split no finer. */
+#define LMS__BLOCK_ROUND 512u
+/* Requests up to this come from shared segments of LMS__SMALL_SEGMENT. */
+#define LMS__SMALL_REQUEST (1u << 20)
+#define LMS__SMALL_SEGMENT (2u << 20)
+
+void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
+                        lms_stats_t *stats, char *err);
+/* Returns every segment to the device.  The device must be idle. */
+void lms__devcache_fini(lms__devcache_t *dc);
+/* A block of at least `size` bytes for work on `stream` (NULL: usable by
+ * any stream at once).  Reuses a cached block when one fits: a block freed
+ * on another stream only once the event recorded at its free says that
+ * stream is done with it.  Otherwise a new segment, within the limit;
+ * otherwise it waits for pending blocks and returns unused segments before
+ * giving LMS_ERR_DEVICE_OOM. */
+lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
+                                 void *stream, void **out);
+/* Returns a block.  `stream` is the last stream whose work uses it (NULL:
+ * no work uses it); the block is reusable on that stream at once and on
+ * others when that work is done. */
+lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream);
+/* Waits for every pending block, making it reusable everywhere. */
+lms_status_t lms__devcache_sync(lms__devcache_t *dc);
+/* Returns segments with no block in use to the device. */
+lms_status_t lms__devcache_release_unused(lms__devcache_t *dc);
+/* The usable size of an allocated block. */
+size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr);
+/* 1 - largest free block / free bytes within segments (0 when none free). */
+double lms__devcache_fragmentation(const lms__devcache_t *dc);
+/* Checks the invariants: blocks tile their segments, no two adjacent free
+ * ready blocks, trees match the lists, the stats match the blocks.  0 when
+ * sound.  For tests. */
+int lms__devcache_check(const lms__devcache_t *dc);
+
+/* ---- Pinned host pool ------------------------------------------------- */
+
+typedef struct lms__hostpool lms__hostpool_t;
+
+/* A jemalloc arena whose extents come from the device's pinned host_alloc.
+ * `limit` caps the pinned bytes (0: none).  err: LMS__ERRBUF bytes. */
+lms_status_t lms__hostpool_create(lms_dev_t *dev, uint64_t limit,
+                                  lms__hostpool_t **out, char *err);
+void lms__hostpool_destroy(lms__hostpool_t *hp);
+/* LMS_ERR_HOST_OOM when the limit or the host refuses. */
+lms_status_t lms__hostpool_alloc(lms__hostpool_t *hp, size_t size,
+                                 void **out);
+void lms__hostpool_free(lms__hostpool_t *hp, void *ptr);
+/* Pinned bytes obtained from the device so far (held until destroy). */
+uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp);
+
+/* ---- Registry --------------------------------------------------------- */
+
+/* One address range, embedded in whatever owns it. */
+typedef struct lms__reg_entry {
+  lms__avl_node_t node;
+  uintptr_t start;
+  size_t size;
+  void *owner;
+} lms__reg_entry_t;
+
+typedef struct lms__registry {
+  lms__avl_t ranges; /* by start; ranges never overlap */
+} lms__registry_t;
+
+void lms__registry_init(lms__registry_t *r);
+/* Adds [start, start + size).  LMS_ERR_INVALID if it overlaps a range
+ * already there or is empty. */
+lms_status_t lms__registry_add(lms__registry_t *r, lms__reg_entry_t *e,
+                               const void *start, size_t size, void *owner);
+void lms__registry_remove(lms__registry_t *r, lms__reg_entry_t *e);
+/* The entry whose range holds addr, or NULL.  O(log n). */
+lms__reg_entry_t *lms__registry_find(const lms__registry_t *r,
+                                     const void *addr);
+
+#endif

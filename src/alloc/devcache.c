@@ -1,0 +1,467 @@
+/* devcache.c - the device caching allocator.
+ *
+ * Device memory comes from the device in segments; a segment is tiled by
+ * blocks, each either in use or free.  Free blocks sit in a tree ordered by
+ * (size, address), so the best fit is the first block not smaller than the
+ * request.  A block split off in one allocation merges back with free
+ * neighbours when it is returned.
+ *
+ * Note [Stream-aware reuse]
+ * A block freed while work on stream S may still be using it is "pending":
+ * an event is recorded on S at the free.  Work enqueued later on S runs
+ * after that work, so S itself may reuse the block at once; any other
+ * stream only once the event has completed.  A pending block is neither
+ * split nor merged (its neighbours may be free on other terms), and a
+ * request from S takes it only if it is at most twice the request, so that
+ * a small request does not pin a large pending block whole.  If recording
+ * the event fails, the block stays bound to S until a full sync.
+ *
+ * Invariants (lms__devcache_check): blocks tile their segment; no two
+ * neighbouring free blocks are both ready (they would have merged); every
+ * free block is in free_blocks, every used one in used_blocks; the stats
+ * agree with the blocks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "core/log.h"
+#include "core/stats.h"
+
+struct lms__segment {
+  char *base;
+  size_t size;
+  size_t used;  /* bytes of this segment in blocks in use */
+  lms__block_t *first;
+  lms__segment_t *prev, *next;
+};
+
+struct lms__block {
+  lms__avl_node_t node; /* in free_blocks or used_blocks */
+  lms__segment_t *seg;
+  lms__block_t *prev, *next;   /* neighbours by address */
+  lms__block_t *pprev, *pnext; /* the pending list */
+  char *ptr;
+  size_t size;
+  int allocated;
+  int pending;
+  void *stream;
+  void *event;
+};
+
+static int cmp_free(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
+  const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
+}
+
+static int cmp_used(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
+  const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
+  return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
+                        lms_stats_t *stats, char *err) {
+  memset(dc, 0, sizeof *dc);
+  dc->dev = dev;
+  dc->limit = limit;
+  dc->stats = stats;
+  dc->err = err;
+  dc->events.dev = dev;
+  lms__avl_init(&dc->free_blocks, cmp_free);
+  lms__avl_init(&dc->used_blocks, cmp_used);
+}
+
+static void device_error(lms__devcache_t *dc, const char *what) {
+  lms__stat_add(&dc->stats->device_errors, 1);
+  lms__errf(dc->err, "%s: %s", what, dc->dev->last_error);
+  LMS_LOG(WARN, ALLOC, "%s: %s", what, dc->dev->last_error);
+}
+
+static void *event_get(lms__devcache_t *dc) {
+  void *ev = NULL;
+  if (lms__evpool_get(&dc->events, &ev) != LMS_OK) {
+    device_error(dc, "event_create for a freed block");
+    return NULL;
+  }
+  return ev;
+}
+
+static void event_put(lms__devcache_t *dc, void *ev) {
+  lms__evpool_put(&dc->events, ev);
+}
+
+/* ---- Pending list ------------------------------------------------------ */
+
+static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
+  b->pprev = NULL;
+  b->pnext = dc->pending;
+  if (dc->pending) dc->pending->pprev = b;
+  dc->pending = b;
+}
+
+static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
+  if (b->pprev) b->pprev->pnext = b->pnext;
+  else dc->pending = b->pnext;
+  if (b->pnext) b->pnext->pprev = b->pprev;
+  b->pprev = b->pnext = NULL;
+}
+
+/* ---- Blocks -------------------------------------------------------------- */
+
+static int ready_free(const lms__block_t *b) {
+  return b != NULL && !b->allocated && !b->pending;
+}
+
+/* Merges the free ready block b (not in the tree) with free ready
+ * neighbours and inserts the result into the free tree. */
+static void coalesce_insert(lms__devcache_t *dc, lms__block_t *b) {
+  if (ready_free(b->prev)) {
+    lms__block_t *p = b->prev;
+    lms__avl_remove(&dc->free_blocks, &p->node);
+    p->size += b->size;
+    p->next = b->next;
+    if (b->next) b->next->prev = p;
+    free(b);
+    b = p;
+  }
+  if (ready_free(b->next)) {
+    lms__block_t *n = b->next;
+    lms__avl_remove(&dc->free_blocks, &n->node);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next) n->next->prev = b;
+    free(n);
+  }
+  lms__avl_insert(&dc->free_blocks, &b->node);
+}
+
+/* The pending block b's work is done: it becomes reusable everywhere. */
+static void make_ready(lms__devcache_t *dc, lms__block_t *b) {
+  lms__avl_remove(&dc->free_blocks, &b->node);
+  pending_unlink(dc, b);
+  event_put(dc, b->event);
+  b->event = NULL;
+  b->pending = 0;
+  b->stream = NULL;
+  coalesce_insert(dc, b);
+}
+
+static void process_pending(lms__devcache_t *dc) {
+  lms__block_t *next;
+  for (lms__block_t *b = dc->pending; b != NULL; b = next) {
+    next = b->pnext;
+    if (b->event == NULL) continue;
+    lms_status_t st = dc->dev->ops->event_query(dc->dev, b->event);
+    if (st == LMS_OK)
+      make_ready(dc, b);
+    else if (st != LMS_NOT_READY)
+      device_error(dc, "event_query for a freed block");
+  }
+}
+
+static int eligible(const lms__block_t *b, size_t size, void *stream) {
+  if (!b->pending) return 1;
+  return stream != NULL && b->stream == stream && b->size / 2 <= size;
+}
+
+/* Note [Keeping large and small apart]
+ * A small block carved out of a large segment keeps the whole segment from
+ * being returned, and a large request cut from a much larger block leaves
+ * a remainder that fits nothing: either way the budget fragments until a
+ * large chunk cannot come in although the bytes are free.  So, first, a
+ * request takes only blocks of its own kind: small requests from small
+ * segments, large ones from large blocks at most twice their size.  Only
+ * when that and a new segment both fail is any block that fits taken. */
+static int same_kind(const lms__block_t *b, size_t size) {
+  int small_seg = b->seg->size == LMS__SMALL_SEGMENT;
+  if (size <= LMS__SMALL_REQUEST) return small_seg;
+  return !small_seg && b->size / 2 <= size;
+}
+
+static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
+                              int strict) {
+  lms__block_t probe = {.size = size, .ptr = NULL};
+  for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
+       n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
+    lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
+    if (eligible(b, size, stream) && (!strict || same_kind(b, size))) return b;
+  }
+  return NULL;
+}
+
+/* Takes the free block b for `size` bytes on `stream`, splitting off the
+ * rest when it is worth a block of its own. */
+static lms_status_t take(lms__devcache_t *dc, lms__block_t *b, size_t size,
+                         void *stream) {
+  lms__avl_remove(&dc->free_blocks, &b->node);
+  b->allocated = 1; /* before splitting, so the rest does not merge back */
+  if (b->pending) {
+    pending_unlink(dc, b);
+    event_put(dc, b->event);
+    b->event = NULL;
+    b->pending = 0;
+  } else if (b->size - size >= LMS__BLOCK_ROUND) {
+    lms__block_t *rest = calloc(1, sizeof *rest);
+    if (rest != NULL) {
+      rest->seg = b->seg;
+      rest->ptr = b->ptr + size;
+      rest->size = b->size - size;
+      rest->prev = b;
+      rest->next = b->next;
+      if (b->next) b->next->prev = rest;
+      b->next = rest;
+      b->size = size;
+      coalesce_insert(dc, rest);
+    }
+  }
+  b->stream = stream;
+  b->seg->used += b->size;
+  lms__avl_insert(&dc->used_blocks, &b->node);
+  lms__stat_add(&dc->stats->device_allocated, (int64_t)b->size);
+  return LMS_OK;
+}
+
+static uint64_t reserved(const lms__devcache_t *dc) {
+  return (uint64_t)dc->stats->device_reserved.current;
+}
+
+/* Adds a segment big enough for `size` if the limit and the device allow. */
+static lms_status_t grow(lms__devcache_t *dc, size_t size) {
+  size_t seg = size <= LMS__SMALL_REQUEST
+                   ? LMS__SMALL_SEGMENT
+                   : round_up(size, LMS__SMALL_SEGMENT);
+  if (reserved(dc) + seg > dc->limit) seg = size;
+  if (reserved(dc) + seg > dc->limit) return LMS_ERR_DEVICE_OOM;
+  lms__segment_t *s = calloc(1, sizeof *s);
+  lms__block_t *b = calloc(1, sizeof *b);
+  if (s == NULL || b == NULL) {
+    free(s);
+    free(b);
+    lms__errf(dc->err, "no host memory for allocator metadata");
+    return LMS_ERR_HOST_OOM;
+  }
+  void *base = NULL;
+  lms_status_t st = dc->dev->ops->dev_alloc(dc->dev, seg, &base);
+  if (st != LMS_OK) {
+    free(s);
+    free(b);
+    if (st != LMS_ERR_DEVICE_OOM) device_error(dc, "dev_alloc");
+    return st;
+  }
+  s->base = base;
+  s->size = seg;
+  s->first = b;
+  s->next = dc->segments;
+  if (dc->segments) dc->segments->prev = s;
+  dc->segments = s;
+  b->seg = s;
+  b->ptr = base;
+  b->size = seg;
+  lms__avl_insert(&dc->free_blocks, &b->node);
+  lms__stat_add(&dc->stats->device_reserved, (int64_t)seg);
+  lms__stat_add(&dc->stats->segments, 1);
+  LMS_LOG(DEBUG, ALLOC, "segment of %zu bytes at %p", seg, base);
+  return LMS_OK;
+}
+
+lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
+                                 void *stream, void **out) {
+  if (size == 0 || size > SIZE_MAX - LMS__SMALL_SEGMENT) {
+    lms__errf(dc->err, "device allocation of %zu bytes: accepted sizes are "
+                       "1 byte up to the device limit", size);
+    return LMS_ERR_INVALID;
+  }
+  size_t want = round_up(size, LMS__BLOCK_ROUND);
+  process_pending(dc);
+  lms__block_t *b = find_fit(dc, want, stream, 1);
+  lms_status_t st = LMS_OK;
+  if (b == NULL) {
+    st = grow(dc, want);
+    if (st == LMS_OK) b = find_fit(dc, want, stream, 1);
+  }
+  if (b == NULL && st != LMS_ERR_DEVICE && dc->pending != NULL) {
+    /* Wait for blocks still in flight on other streams, then look again. */
+    lms__devcache_sync(dc);
+    b = find_fit(dc, want, stream, 1);
+  }
+  if (b == NULL && st != LMS_ERR_DEVICE) {
+    /* Cached segments with nothing in use may make room for one that
+     * fits; failing that, any block that fits will do. */
+    lms__devcache_release_unused(dc);
+    st = grow(dc, want);
+    b = find_fit(dc, want, stream, st != LMS_OK ? 0 : 1);
+  }
+  if (b == NULL) {
+    if (st == LMS_OK || st == LMS_ERR_DEVICE_OOM) {
+      st = LMS_ERR_DEVICE_OOM;
+      lms__errf(dc->err,
+                "device out of memory: asked for %zu bytes; %llu of the %llu "
+                "byte limit are in use, %llu held in free blocks (largest "
+                "free block %.0f%% of them)",
+                size, (unsigned long long)dc->stats->device_allocated.current,
+                (unsigned long long)dc->limit,
+                (unsigned long long)(reserved(dc) -
+                                     (uint64_t)dc->stats->device_allocated.current),
+                100.0 * (1.0 - lms__devcache_fragmentation(dc)));
+    }
+    return st;
+  }
+  take(dc, b, want, stream);
+  *out = b->ptr;
+  return LMS_OK;
+}
+
+static lms__block_t *find_used(const lms__devcache_t *dc, const void *ptr) {
+  lms__block_t probe = {.ptr = (char *)ptr};
+  lms__avl_node_t *n = lms__avl_ceil(&dc->used_blocks, &probe.node);
+  if (n == NULL) return NULL;
+  lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
+  return b->ptr == ptr ? b : NULL;
+}
+
+size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr) {
+  const lms__block_t *b = find_used(dc, ptr);
+  return b ? b->size : 0;
+}
+
+lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream) {
+  lms__block_t *b = find_used(dc, ptr);
+  if (b == NULL) {
+    lms__errf(dc->err, "free of %p: not a block of this device cache", ptr);
+    return LMS_ERR_INVALID;
+  }
+  lms__avl_remove(&dc->used_blocks, &b->node);
+  b->allocated = 0;
+  b->seg->used -= b->size;
+  lms__stat_add(&dc->stats->device_allocated, -(int64_t)b->size);
+  if (stream == NULL) {
+    b->stream = NULL;
+    coalesce_insert(dc, b);
+    return LMS_OK;
+  }
+  void *ev = event_get(dc);
+  if (ev != NULL && dc->dev->ops->event_record(dc->dev, ev, stream) != LMS_OK) {
+    device_error(dc, "event_record for a freed block");
+    event_put(dc, ev);
+    ev = NULL;
+  }
+  b->pending = 1;
+  b->stream = stream;
+  b->event = ev;
+  pending_push(dc, b);
+  lms__avl_insert(&dc->free_blocks, &b->node);
+  return LMS_OK;
+}
+
+lms_status_t lms__devcache_sync(lms__devcache_t *dc) {
+  lms_status_t result = LMS_OK;
+  lms__block_t *next;
+  for (lms__block_t *b = dc->pending; b != NULL; b = next) {
+    next = b->pnext;
+    lms_status_t st =
+        b->event ? dc->dev->ops->event_sync(dc->dev, b->event)
+                 : dc->dev->ops->stream_sync(dc->dev, b->stream);
+    if (st == LMS_OK) {
+      make_ready(dc, b);
+    } else {
+      device_error(dc, b->event ? "event_sync" : "stream_sync");
+      result = st;
+    }
+  }
+  return result;
+}
+
+lms_status_t lms__devcache_release_unused(lms__devcache_t *dc) {
+  lms_status_t result = LMS_OK;
+  lms__segment_t *next;
+  for (lms__segment_t *s = dc->segments; s != NULL; s = next) {
+    next = s->next;
+    lms__block_t *b = s->first;
+    if (s->used != 0 || b->next != NULL || !ready_free(b)) continue;
+    lms__avl_remove(&dc->free_blocks, &b->node);
+    if (dc->dev->ops->dev_free(dc->dev, s->base) != LMS_OK) {
+      device_error(dc, "dev_free");
+      lms__avl_insert(&dc->free_blocks, &b->node);
+      result = LMS_ERR_DEVICE;
+      continue;
+    }
+    if (s->prev) s->prev->next = s->next;
+    else dc->segments = s->next;
+    if (s->next) s->next->prev = s->prev;
+    lms__stat_add(&dc->stats->device_reserved, -(int64_t)s->size);
+    lms__stat_add(&dc->stats->segments, -1);
+    free(b);
+    free(s);
+  }
+  return result;
+}
+
+double lms__devcache_fragmentation(const lms__devcache_t *dc) {
+  uint64_t free_bytes =
+      reserved(dc) - (uint64_t)dc->stats->device_allocated.current;
+  if (free_bytes == 0) return 0.0;
+  size_t largest = 0;
+  for (lms__segment_t *s = dc->segments; s != NULL; s = s->next)
+    for (lms__block_t *b = s->first; b != NULL; b = b->next)
+      if (!b->allocated && b->size > largest) largest = b->size;
+  return 1.0 - (double)largest / (double)free_bytes;
+}
+
+void lms__devcache_fini(lms__devcache_t *dc) {
+  lms__segment_t *next;
+  for (lms__segment_t *s = dc->segments; s != NULL; s = next) {
+    next = s->next;
+    lms__block_t *bn;
+    for (lms__block_t *b = s->first; b != NULL; b = bn) {
+      bn = b->next;
+      if (b->event) dc->dev->ops->event_destroy(dc->dev, b->event);
+      free(b);
+    }
+    if (dc->dev->ops->dev_free(dc->dev, s->base) != LMS_OK)
+      LMS_LOG(WARN, ALLOC, "dev_free at exit: %s", dc->dev->last_error);
+    lms__stat_add(&dc->stats->device_reserved, -(int64_t)s->size);
+    lms__stat_add(&dc->stats->segments, -1);
+    free(s);
+  }
+  lms__evpool_fini(&dc->events);
+  dc->segments = NULL;
+  dc->pending = NULL;
+  lms__avl_init(&dc->free_blocks, cmp_free);
+  lms__avl_init(&dc->used_blocks, cmp_used);
+}
+
+int lms__devcache_check(const lms__devcache_t *dc) {
+  size_t nfree = 0, nused = 0;
+  uint64_t res = 0, alloc = 0;
+  for (const lms__segment_t *s = dc->segments; s != NULL; s = s->next) {
+    char *at = s->base;
+    size_t used = 0;
+    for (const lms__block_t *b = s->first; b != NULL; b = b->next) {
+      if (b->ptr != at || b->seg != s) return -1;
+      if (b->next && b->next->prev != b) return -2;
+      if (!b->allocated && !b->pending && ready_free(b->next)) return -3;
+      at += b->size;
+      if (b->allocated) {
+        nused++;
+        used += b->size;
+      } else {
+        nfree++;
+      }
+    }
+    if (at != s->base + s->size || used != s->used) return -4;
+    res += s->size;
+    alloc += used;
+  }
+  if (nfree != dc->free_blocks.count || nused != dc->used_blocks.count)
+    return -5;
+  if (lms__avl_check(&dc->free_blocks) || lms__avl_check(&dc->used_blocks))
+    return -6;
+  if (res != (uint64_t)dc->stats->device_reserved.current ||
+      alloc != (uint64_t)dc->stats->device_allocated.current)
+    return -7;
+  return 0;
+}

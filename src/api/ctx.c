@@ -1,0 +1,256 @@
+/* ctx.c - the public API (lms.h) over the residency module.  Each entry
+ * validates its arguments, takes the context lock, and calls one function
+ * of the core; failures leave their text in the context's last error. */
+#include "api/ctx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+static lms_status_t fail(lms_ctx_t *ctx, lms_status_t st, const char *fmt,
+                         const char *arg) {
+  char msg[LMS__ERRBUF];
+  snprintf(msg, sizeof msg, fmt, arg);
+  memcpy(ctx->err, msg, sizeof msg);
+  return st;
+}
+
+lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
+  if (out == NULL) return LMS_ERR_INVALID;
+  *out = NULL;
+  lms_options_t *defaults = NULL;
+  if (opts == NULL) {
+    LMS_CHECK(lms_options_create(&defaults));
+    lms_status_t st = lms_options_load_env(defaults);
+    if (st != LMS_OK) {
+      fprintf(stderr, "lms: %s\n", lms_options_error(defaults));
+      lms_options_destroy(defaults);
+      return st;
+    }
+    opts = defaults;
+  }
+  lms_ctx_t *ctx = calloc(1, sizeof *ctx);
+  if (ctx == NULL) {
+    lms_options_destroy(defaults);
+    return LMS_ERR_HOST_OOM;
+  }
+  lms__opts_copy(&ctx->opts, &opts->v);
+  lms_options_destroy(defaults);
+  pthread_mutex_init(&ctx->lock, NULL);
+  lms__log_configure(ctx->opts.log.level, ctx->opts.log.subsys,
+                     ctx->opts.log_file);
+
+  lms_status_t st = lms__dev_open(&ctx->opts, &ctx->dev, ctx->err);
+  if (st != LMS_OK) {
+    fprintf(stderr, "lms: %s\n", ctx->err);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return st;
+  }
+  size_t free_b = 0, total_b = 0;
+  st = ctx->dev->ops->mem_info(ctx->dev, &free_b, &total_b);
+  if (st != LMS_OK) {
+    fprintf(stderr, "lms: mem_info: %s\n", ctx->dev->last_error);
+    ctx->dev->ops->destroy(ctx->dev);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return st;
+  }
+  uint64_t budget = ctx->opts.gpu_limit ? ctx->opts.gpu_limit : total_b;
+  if (budget > total_b) budget = total_b;
+  lms__swap_config_t cfg = {
+      .placement = {.lms_kb = ctx->opts.lms_kb,
+                    .frac = ctx->opts.lms_frac,
+                    .capacity = budget},
+      .host_limit = ctx->opts.host_limit,
+  };
+  st = lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err);
+  if (st != LMS_OK) {
+    fprintf(stderr, "lms: %s\n", ctx->err);
+    ctx->dev->ops->destroy(ctx->dev);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+    return st;
+  }
+  LMS_LOG(INFO, CORE, "context on the %s device: budget %llu bytes, -lms %lld, "
+          "-lms_frac %.3f", ctx->dev->ops->name, (unsigned long long)budget,
+          (long long)ctx->opts.lms_kb, ctx->opts.lms_frac);
+  *out = ctx;
+  return LMS_OK;
+}
+
+static lms_status_t write_stats_file(lms_ctx_t *ctx) {
+  const char *path = ctx->opts.stats;
+  if (path == NULL || path[0] == '\0') return LMS_OK;
+  lms_stats_t st;
+  lms__swap_stats(&ctx->swap, &st);
+  char buf[8192];
+  size_t n = lms_stats_format_json(&st, buf, sizeof buf);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    LMS_LOG(ERROR, CORE, "--stats: cannot write '%s': %s", path, strerror(errno));
+    return LMS_ERR_INVALID;
+  }
+  size_t w = fwrite(buf, 1, n < sizeof buf ? n : sizeof buf - 1, f);
+  int bad = fclose(f) != 0 || w == 0;
+  return bad ? LMS_ERR_INVALID : LMS_OK;
+}
+
+lms_status_t lms_ctx_destroy(lms_ctx_t *ctx) {
+  if (ctx == NULL) return LMS_OK;
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = lms__swap_sync(&ctx->swap);
+  lms_status_t wst = write_stats_file(ctx);
+  lms__swap_fini(&ctx->swap);
+  ctx->dev->ops->destroy(ctx->dev);
+  pthread_mutex_unlock(&ctx->lock);
+  pthread_mutex_destroy(&ctx->lock);
+  free(ctx);
+  return st != LMS_OK ? st : wst;
+}
+
+const char *lms_ctx_last_error(lms_ctx_t *ctx) {
+  return ctx ? ctx->err : "no context";
+}
+
+const char *lms_ctx_device_name(const lms_ctx_t *ctx) {
+  return ctx ? ctx->dev->ops->name : "none";
+}
+
+/* ---- Streams --------------------------------------------------------------- */
+
+static lms_status_t dev_call(lms_ctx_t *ctx, lms_status_t st, const char *what) {
+  if (st != LMS_OK && st != LMS_NOT_READY)
+    lms__errf(ctx->err, "%s: %s", what, ctx->dev->last_error);
+  return st;
+}
+
+lms_status_t lms_stream_create(lms_ctx_t *ctx, lms_stream_t *out) {
+  if (ctx == NULL || out == NULL) return LMS_ERR_INVALID;
+  return dev_call(ctx, ctx->dev->ops->stream_create(ctx->dev, out),
+                  "lms_stream_create");
+}
+
+lms_status_t lms_stream_destroy(lms_ctx_t *ctx, lms_stream_t stream) {
+  if (ctx == NULL || stream == NULL) return LMS_ERR_INVALID;
+  return dev_call(ctx, ctx->dev->ops->stream_destroy(ctx->dev, stream),
+                  "lms_stream_destroy");
+}
+
+lms_status_t lms_stream_sync(lms_ctx_t *ctx, lms_stream_t stream) {
+  if (ctx == NULL || stream == NULL) return LMS_ERR_INVALID;
+  return dev_call(ctx, ctx->dev->ops->stream_sync(ctx->dev, stream),
+                  "lms_stream_sync");
+}
+
+lms_status_t lms_compute(lms_ctx_t *ctx, lms_stream_t stream, uint64_t ns) {
+  if (ctx == NULL || stream == NULL) return LMS_ERR_INVALID;
+  return dev_call(ctx, ctx->dev->ops->compute(ctx->dev, stream, ns),
+                  "lms_compute");
+}
+
+uint64_t lms_now_ns(lms_ctx_t *ctx) {
+  return ctx ? ctx->dev->ops->now_ns(ctx->dev) : 0;
+}
+
+/* ---- Chunks ------------------------------------------------------------------ */
+
+#define LMS__CHECK_CHUNK(ctx, c, fn)                                          \
+  do {                                                                        \
+    if (!lms__swap_is_chunk(c))                                               \
+      return fail(ctx, LMS_ERR_INVALID, "%s: not a live chunk", fn);          \
+  } while (0)
+
+lms_status_t lms_alloc(lms_ctx_t *ctx, size_t size, lms_chunk_t **out) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  if (out == NULL) return fail(ctx, LMS_ERR_INVALID, "%s: out is NULL", "lms_alloc");
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = lms__swap_alloc(&ctx->swap, size, out);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+lms_status_t lms_free(lms_ctx_t *ctx, lms_chunk_t *chunk) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  if (chunk == NULL) return LMS_OK;
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = LMS_ERR_INVALID;
+  if (!lms__swap_is_chunk(chunk))
+    fail(ctx, st, "%s: not a live chunk", "lms_free");
+  else
+    st = lms__swap_free(&ctx->swap, chunk);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+lms_status_t lms_acquire(lms_ctx_t *ctx, lms_chunk_t *chunk,
+                         lms_stream_t stream, unsigned access, void **dptr) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  LMS__CHECK_CHUNK(ctx, chunk, "lms_acquire");
+  if (stream == NULL || dptr == NULL)
+    return fail(ctx, LMS_ERR_INVALID, "%s: stream and dptr must not be NULL",
+                "lms_acquire");
+  if (access == 0 || (access & ~LMS_ACCESS_RW) != 0)
+    return fail(ctx, LMS_ERR_INVALID,
+                "%s: access must be LMS_ACCESS_READ, LMS_ACCESS_WRITE or both",
+                "lms_acquire");
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = lms__swap_acquire(&ctx->swap, chunk, stream, access, dptr);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+lms_status_t lms_release(lms_ctx_t *ctx, lms_chunk_t *chunk,
+                         lms_stream_t stream) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  LMS__CHECK_CHUNK(ctx, chunk, "lms_release");
+  if (stream == NULL)
+    return fail(ctx, LMS_ERR_INVALID, "%s: stream must not be NULL", "lms_release");
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = lms__swap_release(&ctx->swap, chunk, stream);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+lms_status_t lms_chunk_lookup(lms_ctx_t *ctx, const void *addr,
+                              lms_chunk_t **out, size_t *offset) {
+  if (ctx == NULL || out == NULL) return LMS_ERR_INVALID;
+  pthread_mutex_lock(&ctx->lock);
+  lms__reg_entry_t *e = lms__registry_find(&ctx->swap.registry, addr);
+  if (e != NULL) {
+    *out = e->owner;
+    if (offset) *offset = (uintptr_t)addr - e->start;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (e == NULL)
+    return fail(ctx, LMS_ERR_INVALID, "%s: address is in no live chunk",
+                "lms_chunk_lookup");
+  return LMS_OK;
+}
+
+size_t lms_chunk_size(const lms_chunk_t *chunk) {
+  return lms__swap_is_chunk(chunk) ? chunk->size : 0;
+}
+
+int lms_chunk_host_homed(const lms_chunk_t *chunk) {
+  return lms__swap_is_chunk(chunk) ? chunk->host_homed : 0;
+}
+
+int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk) {
+  if (ctx == NULL || !lms__swap_is_chunk(chunk)) return 0;
+  pthread_mutex_lock(&ctx->lock);
+  int r = chunk->dptr != NULL;
+  pthread_mutex_unlock(&ctx->lock);
+  return r;
+}
+
+lms_status_t lms_stats_get(lms_ctx_t *ctx, lms_stats_t *out) {
+  if (ctx == NULL || out == NULL) return LMS_ERR_INVALID;
+  pthread_mutex_lock(&ctx->lock);
+  lms__swap_stats(&ctx->swap, out);
+  pthread_mutex_unlock(&ctx->lock);
+  return LMS_OK;
+}

@@ -1,0 +1,21 @@
+/* ctx.h - the context behind the public API: options, the device, the
+ * residency state, and the lock that serialises them.  Internal; tests and
+ * the CLI reach the device through it. */
+#ifndef LMS_API_CTX_H
+#define LMS_API_CTX_H
+
+#include <pthread.h>
+
+#include "core/options.h"
+#include "device/device.h"
+#include "swap/swap.h"
+
+struct lms_ctx {
+  pthread_mutex_t lock;
+  lms__opts_t opts;
+  lms_dev_t *dev;
+  lms__swap_t swap;
+  char err[LMS__ERRBUF]; /* last failure; shared by the context's threads */
+};
+
+#endif

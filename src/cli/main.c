@@ -1,0 +1,85 @@
+/* main.c - the `lms` command: a thin front end over the library.
+ *
+ *   lms [OPTIONS] demo      the demonstration on the simulated device
+ *   lms [OPTIONS] options   print the effective settings
+ *   lms help | --help       commands and every option
+ *   lms version
+ *
+ * Options may come before or after the command; LMS_* variables are read
+ * first and flags override them.  Bad input exits with status 2 and a
+ * message naming the option and what it accepts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/options.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: lms [OPTIONS] COMMAND\n"
+          "commands:\n"
+          "  demo      forward and backward of a GoogleNet-shaped network "
+          "larger than the GPU limit,\n"
+          "            on the simulated device, over several links\n"
+          "  options   print the effective settings (defaults, LMS_* "
+          "variables, flags)\n"
+          "  help      this text\n"
+          "  version   the version\n"
+          "options (flag, environment twin, default):\n");
+  char buf[8192];
+  lms_options_help(buf, sizeof buf);
+  fputs(buf, f);
+}
+
+int main(int argc, char **argv) {
+  lms_options_t *opts = NULL;
+  if (lms_options_create(&opts) != LMS_OK) {
+    fprintf(stderr, "lms: out of memory\n");
+    return 1;
+  }
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      lms_options_destroy(opts);
+      return 0;
+    }
+  }
+  if (lms_options_load_env(opts) != LMS_OK ||
+      lms_options_parse_args(opts, &argc, argv) != LMS_OK) {
+    fprintf(stderr, "lms: %s\n", lms_options_error(opts));
+    lms_options_destroy(opts);
+    return 2;
+  }
+  int rc;
+  const char *cmd = argc > 1 ? argv[1] : "";
+  if (argc > 2) {
+    fprintf(stderr, "lms: unexpected argument '%s' after '%s'; see 'lms help'\n",
+            argv[2], cmd);
+    rc = 2;
+  } else if (strcmp(cmd, "demo") == 0) {
+    rc = lms__cli_demo(opts);
+  } else if (strcmp(cmd, "options") == 0) {
+    char buf[8192];
+    lms_options_describe(opts, buf, sizeof buf);
+    fputs(buf, stdout);
+    rc = 0;
+  } else if (strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    rc = 0;
+  } else if (strcmp(cmd, "version") == 0) {
+    printf("lms %d.%d.%d\n", LMS_VERSION_MAJOR, LMS_VERSION_MINOR,
+           LMS_VERSION_PATCH);
+    rc = 0;
+  } else {
+    if (cmd[0] == '\0')
+      fprintf(stderr, "lms: no command given; accepted: demo, options, help, "
+                      "version\n");
+    else
+      fprintf(stderr, "lms: unknown command '%s'; accepted: demo, options, "
+                      "help, version\n", cmd);
+    rc = 2;
+  }
+  lms_options_destroy(opts);
+  return rc;
+}

@@ -1,0 +1,118 @@
+/* options.h - the one options table.  From LMS__OPTIONS_MAP come the
+ * settings struct, the flags, the LMS_* environment twins, the help text,
+ * validation and the printout of effective settings.
+ *
+ * Precedence: default < environment < flag or lms_options_set(). */
+#ifndef LMS_CORE_OPTIONS_H
+#define LMS_CORE_OPTIONS_H
+
+#include <stdint.h>
+
+#include "core/link.h"
+#include "core/status.h"
+#include "lms/lms.h"
+
+typedef enum lms__device_kind {
+  LMS_DEVICE_AUTO = 0,
+  LMS_DEVICE_SIM,
+  LMS_DEVICE_CUDA
+} lms__device_kind_t;
+
+typedef struct lms__logspec {
+  int level;         /* lms__log_level_t */
+  unsigned subsys;   /* mask of LMS_LOG_SUB(...) bits */
+} lms__logspec_t;
+
+#define LMS__PATH_MAX 256
+
+/* X(field, kind, flag, alt_flag, env, default, help)
+ *   kind: KB (whole KB, -1 = off), FRAC (0..1), SIZE (bytes with unit,
+ *   > 0), DEVICE, LINK, LOG, PATH (text), FAULT (OP:N[,OP:N]).
+ *   flag: written "--flag"; a flag named with an underscore is caffe's
+ *   spelling and is also accepted with one dash ("-lms", "-lms_frac").
+ *   alt_flag: another accepted name, or NULL. */
+#define LMS__OPTIONS_MAP(X)                                                   \
+  X(lms_kb, KB, "lms", NULL, "LMS_KB", "-1",                                  \
+    "keep chunks of at least this many KB in host memory; -1 is off")         \
+  X(lms_frac, FRAC, "lms_frac", "lms-frac", "LMS_FRAC", "0",                  \
+    "offload only once device demand exceeds this fraction of capacity")      \
+  X(gpu_limit, SIZE, "gpu-limit", NULL, "LMS_GPU_LIMIT", "",                  \
+    "virtual device capacity, e.g. 16GiB; default: the device's own")         \
+  X(host_limit, SIZE, "host-limit", NULL, "LMS_HOST_LIMIT", "",               \
+    "cap on pinned host memory, e.g. 64GiB; default: no cap")                 \
+  X(device, DEVICE, "device", NULL, "LMS_DEVICE", "auto",                     \
+    "sim, cuda or auto (cuda when a GPU is present, else sim)")               \
+  X(link, LINK, "link", NULL, "LMS_LINK", "pcie3",                            \
+    "simulated link: pcie3 pcie4 pcie5 nvlink1 nvlink2 c2c, or GB/s")         \
+  X(log, LOG, "log", NULL, "LMS_LOG", "warn",                                 \
+    "LEVEL[,SUBSYS...]: none error warn info debug; core alloc swap ...")     \
+  X(log_file, PATH, "log-file", NULL, "LMS_LOG_FILE", "",                     \
+    "write logs here instead of stderr; %p becomes the process id")           \
+  X(stats, PATH, "stats", NULL, "LMS_STATS", "",                              \
+    "write stats as JSON to this file when the context ends")                 \
+  X(fail, FAULT, "fail", NULL, "LMS_FAIL", "",                                \
+    "simulated device: fail the Nth call of an operation, OP:N[,OP:N]")
+
+/* The C type each kind is stored as. */
+#define LMS__OPT_T_KB int64_t
+#define LMS__OPT_T_FRAC double
+#define LMS__OPT_T_SIZE uint64_t  /* 0 = not set */
+#define LMS__OPT_T_DEVICE lms__device_kind_t
+#define LMS__OPT_T_LINK lms__link_t
+#define LMS__OPT_T_LOG lms__logspec_t
+#define LMS__OPT_T_PATH char *    /* points into the owning lms_options */
+#define LMS__OPT_T_FAULT char *
+
+typedef enum lms__opt_id {
+#define LMS__OPT_ID_(field, kind, flag, alt, env, def, help) LMS__OPT_##field,
+  LMS__OPTIONS_MAP(LMS__OPT_ID_)
+#undef LMS__OPT_ID_
+  LMS__OPT_COUNT
+} lms__opt_id_t;
+
+typedef enum lms__opt_source {
+  LMS__SRC_DEFAULT = 0,
+  LMS__SRC_ENV,
+  LMS__SRC_SET /* flag or lms_options_set() */
+} lms__opt_source_t;
+
+/* The settings.  Text values live in fixed buffers so that the struct can
+ * be copied by assignment. */
+typedef struct lms__opts {
+#define LMS__OPT_FIELD_(field, kind, flag, alt, env, def, help)               \
+  LMS__OPT_T_##kind field;
+  LMS__OPTIONS_MAP(LMS__OPT_FIELD_)
+#undef LMS__OPT_FIELD_
+  char log_file_buf[LMS__PATH_MAX];
+  char stats_buf[LMS__PATH_MAX];
+  char fail_buf[LMS__PATH_MAX];
+  unsigned char source[LMS__OPT_COUNT];
+} lms__opts_t;
+
+struct lms_options {
+  lms__opts_t v;
+  char error[LMS__ERRBUF];
+};
+
+/* Copies src into dst, repointing the text fields at dst's buffers. */
+void lms__opts_copy(lms__opts_t *dst, const lms__opts_t *src);
+
+/* Shared parsers.  Each returns LMS_OK or LMS_ERR_INVALID with a message in
+ * err (LMS__ERRBUF bytes) that names `what` (the option as the user wrote
+ * it) and the accepted form. */
+/* Bytes with an optional unit: B, K/KiB, M/MiB, G/GiB, T/TiB (powers of
+ * 1024), KB/MB/GB/TB (powers of 1000); a decimal mantissa is allowed
+ * ("1.5GiB").  Rejects negatives, zero, NaN, junk and more than 1 PiB. */
+lms_status_t lms__parse_size(const char *what, const char *text,
+                             uint64_t *out, char *err);
+/* A fraction in [0, 1]. */
+lms_status_t lms__parse_frac(const char *what, const char *text, double *out,
+                             char *err);
+/* A whole number of KB, -1 for off; no unit accepted. */
+lms_status_t lms__parse_kb(const char *what, const char *text, int64_t *out,
+                           char *err);
+/* 1/true/on/yes and 0/false/off/no. */
+lms_status_t lms__parse_bool(const char *what, const char *text, int *out,
+                             char *err);
+
+#endif

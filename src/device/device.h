@@ -1,0 +1,173 @@
+/* device.h - the device-ops table: everything lms asks of a GPU.
+ *
+ * Two implementations: the simulated device (sim.c) and CUDA (a later
+ * module).  The table is shaped after the CUDA runtime so that CUDA fits it
+ * one call for one entry: streams and events are opaque pointers
+ * (cudaStream_t, cudaEvent_t), copies are asynchronous on a stream, host
+ * memory is pinned.
+ *
+ * Contract, for every entry that returns lms_status_t: LMS_OK on success;
+ * otherwise an error status, the operation has had no effect, and the
+ * device's last_error holds the reason.  Entries may be called from several
+ * threads at once.  Work on one stream runs in the order it was enqueued;
+ * work on different streams is ordered only through events.
+ */
+#ifndef LMS_DEVICE_DEVICE_H
+#define LMS_DEVICE_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/link.h"
+#include "core/status.h"
+#include "lms/lms.h"
+
+#define LMS_DEV_OPS_VERSION 1
+
+/* The operations that can fail, by name: call counting and fault injection
+ * ("--fail copy_h2d:3") use these names. */
+#define LMS__DEV_OPS_MAP(X)                                                   \
+  X(mem_info)                                                                 \
+  X(dev_alloc)                                                                \
+  X(dev_free)                                                                 \
+  X(host_alloc)                                                               \
+  X(host_free)                                                                \
+  X(stream_create)                                                            \
+  X(stream_destroy)                                                           \
+  X(stream_sync)                                                              \
+  X(stream_wait)                                                              \
+  X(copy_h2d)                                                                 \
+  X(copy_d2h)                                                                 \
+  X(event_create)                                                             \
+  X(event_destroy)                                                            \
+  X(event_record)                                                             \
+  X(event_query)                                                              \
+  X(event_sync)                                                               \
+  X(compute)
+
+typedef enum lms__dev_op {
+#define LMS__DEV_OP_ENUM_(name) LMS__DEVOP_##name,
+  LMS__DEV_OPS_MAP(LMS__DEV_OP_ENUM_)
+#undef LMS__DEV_OP_ENUM_
+  LMS__DEVOP_COUNT
+} lms__dev_op_t;
+
+extern const char *const lms__dev_op_names[LMS__DEVOP_COUNT];
+
+typedef struct lms_dev lms_dev_t;
+
+typedef struct lms_dev_ops {
+  unsigned version; /* LMS_DEV_OPS_VERSION */
+  const char *name; /* "sim", "cuda" */
+
+  /* Free and total device memory, as cudaMemGetInfo. */
+  lms_status_t (*mem_info)(lms_dev_t *d, size_t *free_b, size_t *total_b);
+  /* Device memory, aligned to at least 256 bytes.  LMS_ERR_DEVICE_OOM when
+   * the device has no room. */
+  lms_status_t (*dev_alloc)(lms_dev_t *d, size_t size, void **out);
+  /* Frees what dev_alloc returned.  Waits for no work: the caller orders. */
+  lms_status_t (*dev_free)(lms_dev_t *d, void *ptr);
+  /* Pinned host memory, page aligned, usable by copies at full rate.
+   * LMS_ERR_HOST_OOM when the host has none to give. */
+  lms_status_t (*host_alloc)(lms_dev_t *d, size_t size, void **out);
+  lms_status_t (*host_free)(lms_dev_t *d, void *ptr);
+
+  /* A non-blocking stream. */
+  lms_status_t (*stream_create)(lms_dev_t *d, void **out);
+  lms_status_t (*stream_destroy)(lms_dev_t *d, void *stream);
+  /* Blocks the calling thread until all work on the stream is done. */
+  lms_status_t (*stream_sync)(lms_dev_t *d, void *stream);
+  /* Work enqueued on `stream` after this waits for the event's work. */
+  lms_status_t (*stream_wait)(lms_dev_t *d, void *stream, void *event);
+
+  /* Asynchronous copies between pinned host memory and device memory. */
+  lms_status_t (*copy_h2d)(lms_dev_t *d, void *dst, const void *src,
+                           size_t n, void *stream);
+  lms_status_t (*copy_d2h)(lms_dev_t *d, void *dst, const void *src,
+                           size_t n, void *stream);
+
+  lms_status_t (*event_create)(lms_dev_t *d, void **out);
+  lms_status_t (*event_destroy)(lms_dev_t *d, void *event);
+  /* Captures the work enqueued on `stream` so far; re-recording replaces
+   * what was captured, as cudaEventRecord does. */
+  lms_status_t (*event_record)(lms_dev_t *d, void *event, void *stream);
+  /* LMS_OK if the captured work is done (or nothing was captured),
+   * LMS_NOT_READY if not yet. */
+  lms_status_t (*event_query)(lms_dev_t *d, void *event);
+  lms_status_t (*event_sync)(lms_dev_t *d, void *event);
+
+  /* Enqueues work that keeps the device busy for `ns` nanoseconds. */
+  lms_status_t (*compute)(lms_dev_t *d, void *stream, uint64_t ns);
+  /* The device clock in nanoseconds; never fails. */
+  uint64_t (*now_ns)(lms_dev_t *d);
+  /* Frees the device object itself. */
+  void (*destroy)(lms_dev_t *d);
+} lms_dev_ops_t;
+
+/* The common head of every device object. */
+struct lms_dev {
+  const lms_dev_ops_t *ops;
+  char last_error[LMS__ERRBUF];
+};
+
+/* ---- A pool of spare events ------------------------------------------ */
+
+/* Events are created once and reused: creating one per free or per copy
+ * costs a driver call each time. */
+typedef struct lms__evpool {
+  lms_dev_t *dev;
+  void **ev;
+  size_t len, cap;
+} lms__evpool_t;
+
+/* A spare event, or a new one; on failure the device's error stands. */
+lms_status_t lms__evpool_get(lms__evpool_t *p, void **out);
+/* Gives an event back (NULL is ignored). */
+void lms__evpool_put(lms__evpool_t *p, void *ev);
+/* Destroys the spare events. */
+void lms__evpool_fini(lms__evpool_t *p);
+
+/* ---- The simulated device ------------------------------------------- */
+
+typedef struct lms__sim_config {
+  uint64_t capacity;   /* bytes of simulated device memory, > 0 */
+  lms__link_t link;    /* copy engines: one per direction */
+  const char *fail;    /* fault spec "OP:N[,OP:N]" or NULL */
+} lms__sim_config_t;
+
+/* Times per engine and call counts of a simulated device. */
+typedef struct lms__sim_report {
+  uint64_t now_ns;          /* the latest completion time of any work */
+  uint64_t compute_busy_ns; /* time the compute engine was busy */
+  uint64_t h2d_busy_ns;
+  uint64_t d2h_busy_ns;
+  uint64_t bytes_h2d;
+  uint64_t bytes_d2h;
+  uint64_t stream_wait_ns;  /* time streams sat waiting on events */
+  uint64_t dev_in_use;      /* bytes of device memory allocated */
+  uint64_t host_in_use;     /* bytes of pinned host memory allocated */
+  uint64_t calls[LMS__DEVOP_COUNT];
+  uint64_t total_calls;
+} lms__sim_report_t;
+
+/* Creates a simulated device.  A bad fault spec gives LMS_ERR_INVALID and a
+ * message naming the accepted operations in err (LMS__ERRBUF bytes). */
+lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
+                             char *err);
+/* Makes the nth call (1-based, counted from device creation) of `op` fail;
+ * n = 0 clears it. */
+void lms__sim_fail_op(lms_dev_t *d, lms__dev_op_t op, uint64_t n);
+/* Makes the nth call of any operation, counted from device creation,
+ * fail; n = 0 clears it. */
+void lms__sim_fail_any(lms_dev_t *d, uint64_t n);
+void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out);
+/* 1 if d is a simulated device. */
+int lms__dev_is_sim(const lms_dev_t *d);
+
+/* Opens the device the options ask for: sim, cuda, or auto (cuda when this
+ * build has CUDA and a GPU is present).  On failure err names why. */
+struct lms__opts;
+lms_status_t lms__dev_open(const struct lms__opts *opts, lms_dev_t **out,
+                           char *err);
+
+#endif

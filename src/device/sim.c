@@ -1,0 +1,874 @@
+/* sim.c - the simulated device: a GPU that exists only in software.
+ *
+ * Host memory stands in for device memory, behind a fixed capacity; one
+ * compute engine and one copy engine per direction run the work of any
+ * number of streams on a virtual clock driven by the link model, so a run is
+ * deterministic and takes no real time.  Every operation of the device-ops
+ * table is counted, and the Nth call of one operation, or of any, can be
+ * made to fail.
+ *
+ * Invariants, all kept under the one mutex `mu`:
+ * - dev_in_use is the sum of the sizes asked of every live dev_alloc and
+ *   never exceeds capacity; host_in_use likewise for host_alloc.
+ * - The tables dev, host, streams and events are sorted by address and hold
+ *   exactly the live allocations and handles; a pointer is dereferenced as a
+ *   stream or event only after it has been found in its table.
+ * - Time never goes backwards: host_now, every stream's tail and every
+ *   engine's free_at only grow.
+ * - A call that fails, injected or not, has changed nothing but the call
+ *   counters and last_error.
+ */
+#include "device/device.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/status.h"
+
+/* Note [Simulated time]
+ *
+ * Rationale: the suites and `lms sim` need a device whose timing follows the
+ * link model exactly and repeats bit for bit, whatever the host machine is
+ * doing, so no real clock is read anywhere in this file.
+ *
+ * Approach: the host thread has a clock, host_now.  Each stream has a tail,
+ * the virtual time its last enqueued work completes, and each engine
+ * (compute, host to device, device to host) has free_at, the time it
+ * finishes what it was given.  Work enqueued on stream s for engine e starts
+ * at max(host_now, s.tail, e.free_at) and ends at start + duration; then
+ * e.free_at = s.tail = end.  So work on one stream runs in order, work on
+ * one engine runs one item at a time in enqueue order, and work on different
+ * engines overlaps.  A copy lasts latency + bytes / rate for its direction,
+ * rounded to the nearest nanosecond; compute lasts what it is told.
+ * Enqueueing costs no host time.  Host time moves only when the host waits:
+ * stream_sync and event_sync set host_now to the time awaited, and an
+ * event_query that answers LMS_NOT_READY advances host_now by one quantum
+ * (SIM_QUERY_QUANTUM_NS, clamped to the event's time) so that a loop
+ * polling an event makes progress and then sees it complete, at a virtual
+ * time that depends only on the calls made.  An event captures the tail of
+ * the stream it was recorded on; a stream that waits on it takes
+ * max(tail, event time) as its new tail.
+ *
+ * The bytes of a copy move at enqueue time, not at its virtual completion.
+ * Callers enqueue in program order and order streams only through events
+ * recorded earlier in program order, so by the time an operation is
+ * enqueued every operation it was ordered after has been enqueued, and
+ * executed, already: eager execution honours every ordering a caller
+ * expressed.
+ *
+ * Limitations: each engine runs its work strictly in enqueue order, so work
+ * enqueued after work that waits on an event cannot fill the idle gap before
+ * it, as a GPU's hardware queues sometimes can; predictions err on the slow
+ * side there.  And eager execution also honours orderings the caller
+ * forgot: a missing stream_wait, freeing device memory that a copy still
+ * reads in virtual time, or reading a host buffer before syncing on the copy
+ * that fills it all give the right bytes here and wrong ones on a real GPU.
+ * The simulated device proves timing and accounting, not the absence of
+ * such races; those need the CUDA device (or a hazard checker this file
+ * does not have).
+ */
+
+#define SIM_DEV_ALIGN ((size_t)256)
+#define SIM_QUERY_QUANTUM_NS ((uint64_t)1000)
+
+const char *const lms__dev_op_names[LMS__DEVOP_COUNT] = {
+#define SIM_OP_NAME_(name) #name,
+    LMS__DEV_OPS_MAP(SIM_OP_NAME_)
+#undef SIM_OP_NAME_
+};
+
+/* The fault spec also accepts this name: "any:N" fails the Nth call of any
+ * operation, as lms__sim_fail_any does. */
+#define SIM_ANY_NAME "any"
+
+/* ---- Sorted address tables ------------------------------------------ */
+
+/* One live allocation or handle: [base, base + size). */
+typedef struct sim_range {
+  uintptr_t base;
+  size_t size;
+} sim_range_t;
+
+/* Sorted by base, so that both exact and interior lookups are binary
+ * searches: copies must find the allocation a pointer falls inside. */
+typedef struct sim_table {
+  sim_range_t *v;
+  size_t n;
+  size_t cap;
+} sim_table_t;
+
+/* The index of the first entry whose base is above p. */
+static size_t table_upper(const sim_table_t *t, uintptr_t p) {
+  size_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->v[mid].base <= p)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The entry whose range holds p, or NULL. */
+static const sim_range_t *table_containing(const sim_table_t *t, uintptr_t p) {
+  size_t i = table_upper(t, p);
+  if (i == 0) return NULL;
+  const sim_range_t *r = &t->v[i - 1];
+  return p - r->base < r->size ? r : NULL;
+}
+
+/* 1 and the index in *idx if an entry starts exactly at base. */
+static int table_find(const sim_table_t *t, uintptr_t base, size_t *idx) {
+  size_t i = table_upper(t, base);
+  if (i == 0 || t->v[i - 1].base != base) return 0;
+  *idx = i - 1;
+  return 1;
+}
+
+/* Makes room for one more entry, so that the insert that follows cannot
+ * fail after the caller has allocated what it inserts.  0 on success. */
+static int table_reserve(sim_table_t *t) {
+  if (t->n < t->cap) return 0;
+  size_t cap = t->cap ? t->cap * 2 : 16;
+  sim_range_t *v = realloc(t->v, cap * sizeof *v);
+  if (v == NULL) return -1;
+  t->v = v;
+  t->cap = cap;
+  return 0;
+}
+
+/* Inserts after a successful table_reserve. */
+static void table_insert(sim_table_t *t, uintptr_t base, size_t size) {
+  size_t i = table_upper(t, base);
+  memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof t->v[0]);
+  t->v[i].base = base;
+  t->v[i].size = size;
+  t->n++;
+}
+
+static void table_remove(sim_table_t *t, size_t i) {
+  memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof t->v[0]);
+  t->n--;
+}
+
+/* ---- The device ----------------------------------------------------- */
+
+typedef enum sim_engine {
+  SIM_ENG_COMPUTE,
+  SIM_ENG_H2D,
+  SIM_ENG_D2H,
+  SIM_ENG_COUNT
+} sim_engine_t;
+
+typedef struct sim_stream {
+  uint64_t tail; /* virtual completion time of the last work enqueued */
+} sim_stream_t;
+
+typedef struct sim_event {
+  uint64_t time; /* the captured stream's tail when recorded */
+  int recorded;
+} sim_event_t;
+
+typedef struct sim {
+  lms_dev_t head; /* first, so that a lms_dev_t * is a sim_t * */
+  pthread_mutex_t mu;
+  uint64_t capacity;
+  lms__link_t link;
+  size_t page;
+
+  uint64_t host_now;
+  uint64_t free_at[SIM_ENG_COUNT];
+  uint64_t busy_ns[SIM_ENG_COUNT];
+  uint64_t bytes_h2d;
+  uint64_t bytes_d2h;
+  uint64_t stream_wait_ns;
+
+  uint64_t dev_in_use;
+  uint64_t host_in_use;
+  sim_table_t dev;     /* size: the bytes asked for */
+  sim_table_t host;    /* size: the bytes asked for */
+  sim_table_t streams; /* size: 1 */
+  sim_table_t events;  /* size: 1 */
+
+  uint64_t calls[LMS__DEVOP_COUNT];
+  uint64_t total_calls;
+  uint64_t fail_op[LMS__DEVOP_COUNT]; /* 0: none */
+  uint64_t fail_any;                  /* 0: none */
+} sim_t;
+
+static const lms_dev_ops_t sim_ops;
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Logs the message already in last_error and passes the status through. */
+static lms_status_t sim_failed(sim_t *s, lms_status_t st) {
+  LMS_LOG(DEBUG, DEVICE, "sim: %s", s->head.last_error);
+  return st;
+}
+
+/* Formats last_error and evaluates to st. */
+#define SIM_FAIL(s, st, ...)                                                  \
+  (lms__errf((s)->head.last_error, __VA_ARGS__), sim_failed((s), (st)))
+
+/* The status an injected failure of op reports: the one a real device
+ * would give when it runs out of what the call asks for. */
+static lms_status_t injected_status(lms__dev_op_t op) {
+  switch (op) {
+  case LMS__DEVOP_dev_alloc:
+    return LMS_ERR_DEVICE_OOM;
+  case LMS__DEVOP_host_alloc:
+    return LMS_ERR_HOST_OOM;
+  default:
+    return LMS_ERR_DEVICE;
+  }
+}
+
+/* Takes the lock and counts the call.  Returns the injected failure if this
+ * call is the one chosen to fail, LMS_OK otherwise; the lock is held on
+ * return either way and the caller releases it. */
+static lms_status_t sim_enter(sim_t *s, lms__dev_op_t op) {
+  pthread_mutex_lock(&s->mu);
+  s->calls[op]++;
+  s->total_calls++;
+  if (s->fail_op[op] != 0 && s->calls[op] == s->fail_op[op])
+    return SIM_FAIL(s, injected_status(op),
+                    "injected failure: %s call %" PRIu64,
+                    lms__dev_op_names[op], s->calls[op]);
+  if (s->fail_any != 0 && s->total_calls == s->fail_any)
+    return SIM_FAIL(s, injected_status(op),
+                    "injected failure: %s call %" PRIu64
+                    " (call %" PRIu64 " of any operation)",
+                    lms__dev_op_names[op], s->calls[op], s->total_calls);
+  return LMS_OK;
+}
+
+/* The stream or event behind a handle, or NULL if it is not a live one. */
+static sim_stream_t *find_stream(sim_t *s, void *h) {
+  size_t i;
+  return table_find(&s->streams, (uintptr_t)h, &i) ? h : NULL;
+}
+
+static sim_event_t *find_event(sim_t *s, void *h) {
+  size_t i;
+  return table_find(&s->events, (uintptr_t)h, &i) ? h : NULL;
+}
+
+/* Runs `ns` of work for stream st on engine e; see Note [Simulated time]. */
+static void schedule(sim_t *s, sim_stream_t *st, sim_engine_t e,
+                     uint64_t ns) {
+  uint64_t start = max_u64(s->host_now, max_u64(st->tail, s->free_at[e]));
+  uint64_t end = start + ns;
+  s->free_at[e] = end;
+  st->tail = end;
+  s->busy_ns[e] += ns;
+}
+
+/* Latency plus bytes over rate, in nanoseconds: n / (gbps * 1e9) seconds
+ * is n / gbps nanoseconds. */
+static uint64_t copy_ns(double latency_us, double gbps, size_t n) {
+  return (uint64_t)llround(latency_us * 1e3 + (double)n / gbps);
+}
+
+/* ---- Memory --------------------------------------------------------- */
+
+static lms_status_t mem_info_locked(sim_t *s, size_t *free_b,
+                                    size_t *total_b) {
+  if (free_b == NULL || total_b == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "mem_info: free_b or total_b is NULL");
+  *free_b = (size_t)(s->capacity - s->dev_in_use);
+  *total_b = (size_t)s->capacity;
+  return LMS_OK;
+}
+
+static size_t map_size(size_t size) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return (size + page - 1) / page * page;
+}
+
+/* Maps size bytes, page aligned (which satisfies every alignment asked
+ * for here), and records it in t; the shared part of dev_alloc and
+ * host_alloc.  The memory comes from mmap, as a driver's does, never from
+ * malloc: the pinned pool hands this memory to a jemalloc arena, and if the
+ * program's malloc is jemalloc too, memory of one jemalloc extent given to
+ * another arena would be registered twice in jemalloc's address map. */
+static lms_status_t block_alloc(sim_t *s, sim_table_t *t, const char *what,
+                                size_t size, size_t align, void **out) {
+  if (size > SIZE_MAX - align)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM,
+                    "%s: %zu bytes cannot be rounded up to %zu-byte "
+                    "alignment", what, size, align);
+  if (table_reserve(t) != 0)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM,
+                    "%s: the host has no memory left for the simulator's "
+                    "bookkeeping", what);
+  (void)align;
+  size_t padded = map_size(size);
+  void *p = mmap(NULL, padded, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM,
+                    "%s: the host could not give %zu bytes to back the "
+                    "allocation", what, padded);
+  table_insert(t, (uintptr_t)p, size);
+  *out = p;
+  return LMS_OK;
+}
+
+static lms_status_t dev_alloc_locked(sim_t *s, size_t size, void **out) {
+  if (out == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "dev_alloc: out is NULL");
+  if (size == 0)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "dev_alloc: size 0; an allocation needs at least one "
+                    "byte");
+  uint64_t avail = s->capacity - s->dev_in_use;
+  if ((uint64_t)size > avail)
+    return SIM_FAIL(s, LMS_ERR_DEVICE_OOM,
+                    "dev_alloc: out of device memory: requested %zu bytes, "
+                    "%" PRIu64 " in use, %" PRIu64 " free, capacity %" PRIu64,
+                    size, s->dev_in_use, avail, s->capacity);
+  LMS_CHECK(block_alloc(s, &s->dev, "dev_alloc", size, SIM_DEV_ALIGN, out));
+  s->dev_in_use += size;
+  return LMS_OK;
+}
+
+/* Frees a block that must start exactly at ptr; the shared part of
+ * dev_free and host_free.  *freed gets the size it had. */
+static lms_status_t block_free(sim_t *s, sim_table_t *t, const char *what,
+                               void *ptr, size_t *freed) {
+  size_t i;
+  if (!table_find(t, (uintptr_t)ptr, &i)) {
+    const sim_range_t *r = table_containing(t, (uintptr_t)ptr);
+    if (r != NULL)
+      return SIM_FAIL(s, LMS_ERR_INVALID,
+                      "%s: %p is inside the allocation at %p (%zu bytes), "
+                      "not its start", what, ptr, (void *)r->base, r->size);
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "%s: %p was not allocated by this device or was already "
+                    "freed", what, ptr);
+  }
+  *freed = t->v[i].size;
+  table_remove(t, i);
+  munmap(ptr, map_size(*freed));
+  return LMS_OK;
+}
+
+static lms_status_t dev_free_locked(sim_t *s, void *ptr) {
+  size_t n = 0;
+  LMS_CHECK(block_free(s, &s->dev, "dev_free", ptr, &n));
+  s->dev_in_use -= n;
+  return LMS_OK;
+}
+
+static lms_status_t host_alloc_locked(sim_t *s, size_t size, void **out) {
+  if (out == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "host_alloc: out is NULL");
+  if (size == 0)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "host_alloc: size 0; an allocation needs at least one "
+                    "byte");
+  LMS_CHECK(block_alloc(s, &s->host, "host_alloc", size, s->page, out));
+  s->host_in_use += size;
+  return LMS_OK;
+}
+
+static lms_status_t host_free_locked(sim_t *s, void *ptr) {
+  size_t n = 0;
+  LMS_CHECK(block_free(s, &s->host, "host_free", ptr, &n));
+  s->host_in_use -= n;
+  return LMS_OK;
+}
+
+/* ---- Streams and events --------------------------------------------- */
+
+/* Allocates a zeroed handle of size bytes and records it in t. */
+static lms_status_t handle_create(sim_t *s, sim_table_t *t, const char *what,
+                                  size_t size, void **out) {
+  if (out == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "%s: out is NULL", what);
+  if (table_reserve(t) != 0)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM,
+                    "%s: the host has no memory left for the simulator's "
+                    "bookkeeping", what);
+  void *h = calloc(1, size);
+  if (h == NULL)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM, "%s: the host has no memory left",
+                    what);
+  table_insert(t, (uintptr_t)h, 1);
+  *out = h;
+  return LMS_OK;
+}
+
+static lms_status_t handle_destroy(sim_t *s, sim_table_t *t, const char *what,
+                                   const char *kind, void *h) {
+  size_t i;
+  if (!table_find(t, (uintptr_t)h, &i))
+    return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live %s of this "
+                    "device", what, h, kind);
+  table_remove(t, i);
+  free(h);
+  return LMS_OK;
+}
+
+static lms_status_t stream_create_locked(sim_t *s, void **out) {
+  LMS_CHECK(handle_create(s, &s->streams, "stream_create",
+                          sizeof(sim_stream_t), out));
+  ((sim_stream_t *)*out)->tail = s->host_now;
+  return LMS_OK;
+}
+
+#define SIM_BAD_STREAM(s, what, h)                                            \
+  SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live stream of this device",  \
+           what, h)
+#define SIM_BAD_EVENT(s, what, h)                                             \
+  SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live event of this device",   \
+           what, h)
+
+static lms_status_t stream_sync_locked(sim_t *s, void *stream) {
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "stream_sync", stream);
+  s->host_now = max_u64(s->host_now, st->tail);
+  return LMS_OK;
+}
+
+/* The wait is counted from the moment the stream could next start work,
+ * max(tail, host_now), so an idle stream is not charged for time that
+ * passed before the wait was enqueued.  Waiting on an event never recorded
+ * does nothing, as in CUDA. */
+static lms_status_t stream_wait_locked(sim_t *s, void *stream, void *event) {
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "stream_wait", stream);
+  sim_event_t *ev = find_event(s, event);
+  if (ev == NULL) return SIM_BAD_EVENT(s, "stream_wait", event);
+  if (!ev->recorded) return LMS_OK;
+  uint64_t ready = max_u64(st->tail, s->host_now);
+  if (ev->time > ready) s->stream_wait_ns += ev->time - ready;
+  st->tail = max_u64(st->tail, ev->time);
+  return LMS_OK;
+}
+
+static lms_status_t event_record_locked(sim_t *s, void *event, void *stream) {
+  sim_event_t *ev = find_event(s, event);
+  if (ev == NULL) return SIM_BAD_EVENT(s, "event_record", event);
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "event_record", stream);
+  ev->time = st->tail;
+  ev->recorded = 1;
+  return LMS_OK;
+}
+
+static lms_status_t event_query_locked(sim_t *s, void *event) {
+  sim_event_t *ev = find_event(s, event);
+  if (ev == NULL) return SIM_BAD_EVENT(s, "event_query", event);
+  if (!ev->recorded || ev->time <= s->host_now) return LMS_OK;
+  uint64_t next = s->host_now + SIM_QUERY_QUANTUM_NS;
+  s->host_now = next < ev->time ? next : ev->time;
+  return LMS_NOT_READY;
+}
+
+static lms_status_t event_sync_locked(sim_t *s, void *event) {
+  sim_event_t *ev = find_event(s, event);
+  if (ev == NULL) return SIM_BAD_EVENT(s, "event_sync", event);
+  if (ev->recorded) s->host_now = max_u64(s->host_now, ev->time);
+  return LMS_OK;
+}
+
+/* ---- Work ----------------------------------------------------------- */
+
+/* Checks that [p, p + n) lies inside one live device allocation. */
+static lms_status_t check_dev_range(sim_t *s, const char *what,
+                                    const char *side, const void *p,
+                                    size_t n) {
+  const sim_range_t *r = table_containing(&s->dev, (uintptr_t)p);
+  if (r == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "%s: %s %p is not in a live device allocation", what,
+                    side, p);
+  size_t off = (size_t)((uintptr_t)p - r->base);
+  if (n > r->size - off)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "%s: %zu bytes at %s %p run past the end of the device "
+                    "allocation at %p (%zu bytes)", what, n, side, p,
+                    (void *)r->base, r->size);
+  return LMS_OK;
+}
+
+/* The host side may be pinned memory from host_alloc, which must then hold
+ * the whole range, or any other host memory, which CUDA also accepts (at a
+ * lower rate that this model does not charge).  Device memory is refused:
+ * a copy between two device buffers is not what these entries do. */
+static lms_status_t check_host_range(sim_t *s, const char *what,
+                                     const char *side, const void *p,
+                                     size_t n) {
+  if (p == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %s is NULL", what, side);
+  if (table_containing(&s->dev, (uintptr_t)p) != NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "%s: %s %p is device memory, not host memory", what, side,
+                    p);
+  const sim_range_t *r = table_containing(&s->host, (uintptr_t)p);
+  if (r == NULL) return LMS_OK;
+  size_t off = (size_t)((uintptr_t)p - r->base);
+  if (n > r->size - off)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "%s: %zu bytes at %s %p run past the end of the pinned "
+                    "host allocation at %p (%zu bytes)", what, n, side, p,
+                    (void *)r->base, r->size);
+  return LMS_OK;
+}
+
+/* A copy of zero bytes is accepted and does nothing, as in CUDA. */
+static lms_status_t copy_h2d_locked(sim_t *s, void *dst, const void *src,
+                                    size_t n, void *stream) {
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "copy_h2d", stream);
+  if (n == 0) return LMS_OK;
+  LMS_CHECK(check_dev_range(s, "copy_h2d", "dst", dst, n));
+  LMS_CHECK(check_host_range(s, "copy_h2d", "src", src, n));
+  memcpy(dst, src, n);
+  schedule(s, st, SIM_ENG_H2D,
+           copy_ns(s->link.latency_us, s->link.h2d_gbps, n));
+  s->bytes_h2d += n;
+  return LMS_OK;
+}
+
+static lms_status_t copy_d2h_locked(sim_t *s, void *dst, const void *src,
+                                    size_t n, void *stream) {
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "copy_d2h", stream);
+  if (n == 0) return LMS_OK;
+  LMS_CHECK(check_dev_range(s, "copy_d2h", "src", src, n));
+  LMS_CHECK(check_host_range(s, "copy_d2h", "dst", dst, n));
+  memcpy(dst, src, n);
+  schedule(s, st, SIM_ENG_D2H,
+           copy_ns(s->link.latency_us, s->link.d2h_gbps, n));
+  s->bytes_d2h += n;
+  return LMS_OK;
+}
+
+static lms_status_t compute_locked(sim_t *s, void *stream, uint64_t ns) {
+  sim_stream_t *st = find_stream(s, stream);
+  if (st == NULL) return SIM_BAD_STREAM(s, "compute", stream);
+  schedule(s, st, SIM_ENG_COMPUTE, ns);
+  return LMS_OK;
+}
+
+/* ---- The table's entries: count, maybe inject, run, unlock ---------- */
+
+#define SIM_ENTRY(op, call)                                                   \
+  do {                                                                        \
+    sim_t *s_ = (sim_t *)d;                                                   \
+    lms_status_t st_ = sim_enter(s_, LMS__DEVOP_##op);                        \
+    if (st_ == LMS_OK) st_ = (call);                                          \
+    pthread_mutex_unlock(&s_->mu);                                            \
+    return st_;                                                               \
+  } while (0)
+
+static lms_status_t sim_mem_info(lms_dev_t *d, size_t *free_b,
+                                 size_t *total_b) {
+  SIM_ENTRY(mem_info, mem_info_locked(s_, free_b, total_b));
+}
+
+static lms_status_t sim_dev_alloc(lms_dev_t *d, size_t size, void **out) {
+  SIM_ENTRY(dev_alloc, dev_alloc_locked(s_, size, out));
+}
+
+static lms_status_t sim_dev_free(lms_dev_t *d, void *ptr) {
+  SIM_ENTRY(dev_free, dev_free_locked(s_, ptr));
+}
+
+static lms_status_t sim_host_alloc(lms_dev_t *d, size_t size, void **out) {
+  SIM_ENTRY(host_alloc, host_alloc_locked(s_, size, out));
+}
+
+static lms_status_t sim_host_free(lms_dev_t *d, void *ptr) {
+  SIM_ENTRY(host_free, host_free_locked(s_, ptr));
+}
+
+static lms_status_t sim_stream_create(lms_dev_t *d, void **out) {
+  SIM_ENTRY(stream_create, stream_create_locked(s_, out));
+}
+
+static lms_status_t sim_stream_destroy(lms_dev_t *d, void *stream) {
+  SIM_ENTRY(stream_destroy, handle_destroy(s_, &s_->streams, "stream_destroy",
+                                           "stream", stream));
+}
+
+static lms_status_t sim_stream_sync(lms_dev_t *d, void *stream) {
+  SIM_ENTRY(stream_sync, stream_sync_locked(s_, stream));
+}
+
+static lms_status_t sim_stream_wait(lms_dev_t *d, void *stream, void *event) {
+  SIM_ENTRY(stream_wait, stream_wait_locked(s_, stream, event));
+}
+
+static lms_status_t sim_copy_h2d(lms_dev_t *d, void *dst, const void *src,
+                                 size_t n, void *stream) {
+  SIM_ENTRY(copy_h2d, copy_h2d_locked(s_, dst, src, n, stream));
+}
+
+static lms_status_t sim_copy_d2h(lms_dev_t *d, void *dst, const void *src,
+                                 size_t n, void *stream) {
+  SIM_ENTRY(copy_d2h, copy_d2h_locked(s_, dst, src, n, stream));
+}
+
+static lms_status_t sim_event_create(lms_dev_t *d, void **out) {
+  SIM_ENTRY(event_create, handle_create(s_, &s_->events, "event_create",
+                                        sizeof(sim_event_t), out));
+}
+
+static lms_status_t sim_event_destroy(lms_dev_t *d, void *event) {
+  SIM_ENTRY(event_destroy, handle_destroy(s_, &s_->events, "event_destroy",
+                                          "event", event));
+}
+
+static lms_status_t sim_event_record(lms_dev_t *d, void *event,
+                                     void *stream) {
+  SIM_ENTRY(event_record, event_record_locked(s_, event, stream));
+}
+
+static lms_status_t sim_event_query(lms_dev_t *d, void *event) {
+  SIM_ENTRY(event_query, event_query_locked(s_, event));
+}
+
+static lms_status_t sim_event_sync(lms_dev_t *d, void *event) {
+  SIM_ENTRY(event_sync, event_sync_locked(s_, event));
+}
+
+static lms_status_t sim_compute(lms_dev_t *d, void *stream, uint64_t ns) {
+  SIM_ENTRY(compute, compute_locked(s_, stream, ns));
+}
+
+static uint64_t sim_now_ns(lms_dev_t *d) {
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  uint64_t now = s->host_now;
+  pthread_mutex_unlock(&s->mu);
+  return now;
+}
+
+static void table_free_all(sim_table_t *t) {
+  for (size_t i = 0; i < t->n; i++)
+    munmap((void *)t->v[i].base, map_size(t->v[i].size));
+  free(t->v);
+  t->v = NULL;
+  t->n = t->cap = 0;
+}
+
+/* Frees whatever the caller left allocated along with the device: a
+ * simulated device that dies takes its memory with it, as a real one does
+ * with its context. */
+static void sim_destroy(lms_dev_t *d) {
+  if (d == NULL) return;
+  sim_t *s = (sim_t *)d;
+  table_free_all(&s->dev);
+  table_free_all(&s->host);
+  table_free_all(&s->streams);
+  table_free_all(&s->events);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+static const lms_dev_ops_t sim_ops = {
+    .version = LMS_DEV_OPS_VERSION,
+    .name = "sim",
+    .mem_info = sim_mem_info,
+    .dev_alloc = sim_dev_alloc,
+    .dev_free = sim_dev_free,
+    .host_alloc = sim_host_alloc,
+    .host_free = sim_host_free,
+    .stream_create = sim_stream_create,
+    .stream_destroy = sim_stream_destroy,
+    .stream_sync = sim_stream_sync,
+    .stream_wait = sim_stream_wait,
+    .copy_h2d = sim_copy_h2d,
+    .copy_d2h = sim_copy_d2h,
+    .event_create = sim_event_create,
+    .event_destroy = sim_event_destroy,
+    .event_record = sim_event_record,
+    .event_query = sim_event_query,
+    .event_sync = sim_event_sync,
+    .compute = sim_compute,
+    .now_ns = sim_now_ns,
+    .destroy = sim_destroy,
+};
+
+/* ---- Creation and the fault spec ------------------------------------ */
+
+/* Writes a message about the fault spec into err, when there is one, and
+ * returns from the parser. */
+#define SPEC_FAIL(err, ...)                                                   \
+  do {                                                                        \
+    if ((err) != NULL) lms__errf((err), __VA_ARGS__);                         \
+    return LMS_ERR_INVALID;                                                   \
+  } while (0)
+
+/* Parses "OP:N[,OP:N]" (N a decimal >= 1; OP a device operation or "any")
+ * into fail_op and *fail_any.  Naming an operation twice is an error, since
+ * only one failing call per operation can be armed. */
+static lms_status_t parse_fail_spec(const char *spec, uint64_t *fail_op,
+                                    uint64_t *fail_any, char *err) {
+  char ops[LMS__ERRBUF / 2];
+  size_t used = 0;
+  ops[0] = '\0';
+  for (int i = 0; i <= LMS__DEVOP_COUNT; i++) {
+    const char *name = i < LMS__DEVOP_COUNT ? lms__dev_op_names[i]
+                                            : SIM_ANY_NAME;
+    int w = snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "",
+                     name);
+    if (w < 0 || (size_t)w >= sizeof ops - used) break;
+    used += (size_t)w;
+  }
+  /* Quoted parts are cut short so the list of operations always fits. */
+  enum { QMAX = 48 };
+  int slen = (int)strnlen(spec, QMAX);
+  const char *p = spec;
+  for (;;) {
+    const char *end = strchr(p, ',');
+    if (end == NULL) end = p + strlen(p);
+    int elen = (int)(end - p) < QMAX ? (int)(end - p) : QMAX;
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (end == p)
+      SPEC_FAIL(err, "fault spec '%.*s' has an empty entry; form "
+                     "OP:N[,OP:N] with N >= 1, OP one of: %s",
+                slen, spec, ops);
+    if (colon == NULL)
+      SPEC_FAIL(err, "fault spec: '%.*s' in '%.*s' lacks ':N'; form "
+                     "OP:N[,OP:N] with N >= 1, OP one of: %s",
+                elen, p, slen, spec, ops);
+    size_t nlen = (size_t)(colon - p);
+    int op = -1;
+    for (int i = 0; i <= LMS__DEVOP_COUNT; i++) {
+      const char *name = i < LMS__DEVOP_COUNT ? lms__dev_op_names[i]
+                                              : SIM_ANY_NAME;
+      if (strlen(name) == nlen && memcmp(name, p, nlen) == 0) op = i;
+    }
+    int qlen = (int)nlen < QMAX ? (int)nlen : QMAX;
+    if (op < 0)
+      SPEC_FAIL(err, "fault spec: unknown operation '%.*s' in '%.*s'; "
+                     "accepted operations: %s",
+                qlen, p, slen, spec, ops);
+    uint64_t n = 0;
+    int bad = colon + 1 == end;
+    for (const char *q = colon + 1; q < end && !bad; q++) {
+      if (*q < '0' || *q > '9' || n > (UINT64_MAX - 9) / 10)
+        bad = 1;
+      else
+        n = n * 10 + (uint64_t)(*q - '0');
+    }
+    if (bad || n == 0)
+      SPEC_FAIL(err, "fault spec: '%.*s' in '%.*s' needs a call number "
+                     "N >= 1 after ':'; form OP:N[,OP:N], OP one of: %s",
+                elen, p, slen, spec, ops);
+    uint64_t *slot = op < LMS__DEVOP_COUNT ? &fail_op[op] : fail_any;
+    if (*slot != 0)
+      SPEC_FAIL(err, "fault spec: operation '%.*s' appears twice in '%.*s'; "
+                     "name each of these at most once: %s",
+                qlen, p, slen, spec, ops);
+    *slot = n;
+    if (*end == '\0') break;
+    p = end + 1;
+  }
+  return LMS_OK;
+}
+
+lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
+                             char *err) {
+  if (cfg == NULL || out == NULL) {
+    if (err != NULL) lms__errf(err, "sim: cfg or out is NULL");
+    return LMS_ERR_INVALID;
+  }
+  if (cfg->capacity == 0) {
+    if (err != NULL) lms__errf(err, "sim: device capacity must be > 0");
+    return LMS_ERR_INVALID;
+  }
+  const lms__link_t *l = &cfg->link;
+  if (!(isfinite(l->h2d_gbps) && l->h2d_gbps > 0.0 &&
+        isfinite(l->d2h_gbps) && l->d2h_gbps > 0.0 &&
+        isfinite(l->latency_us) && l->latency_us >= 0.0)) {
+    if (err != NULL)
+      lms__errf(err, "sim: link '%.32s' needs positive finite rates and a "
+                     "finite latency >= 0 (h2d %g GB/s, d2h %g GB/s, "
+                     "latency %g us)",
+                l->name, l->h2d_gbps, l->d2h_gbps, l->latency_us);
+    return LMS_ERR_INVALID;
+  }
+  uint64_t fail_op[LMS__DEVOP_COUNT] = {0};
+  uint64_t fail_any = 0;
+  if (cfg->fail != NULL && cfg->fail[0] != '\0')
+    LMS_CHECK(parse_fail_spec(cfg->fail, fail_op, &fail_any, err));
+
+  sim_t *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    if (err != NULL) lms__errf(err, "sim: no host memory for the device");
+    return LMS_ERR_HOST_OOM;
+  }
+  if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    free(s);
+    if (err != NULL) lms__errf(err, "sim: cannot create the device mutex");
+    return LMS_ERR_INTERNAL;
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  s->head.ops = &sim_ops;
+  s->capacity = cfg->capacity;
+  s->link = cfg->link;
+  s->page = page > 0 ? (size_t)page : 4096;
+  memcpy(s->fail_op, fail_op, sizeof fail_op);
+  s->fail_any = fail_any;
+  LMS_LOG(INFO, DEVICE,
+          "sim: capacity %" PRIu64 " bytes, link %s (%g / %g GB/s, %g us)",
+          s->capacity, s->link.name, s->link.h2d_gbps, s->link.d2h_gbps,
+          s->link.latency_us);
+  *out = &s->head;
+  return LMS_OK;
+}
+
+int lms__dev_is_sim(const lms_dev_t *d) {
+  return d != NULL && d->ops == &sim_ops;
+}
+
+void lms__sim_fail_op(lms_dev_t *d, lms__dev_op_t op, uint64_t n) {
+  if (!lms__dev_is_sim(d) || (unsigned)op >= LMS__DEVOP_COUNT) return;
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  s->fail_op[op] = n;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void lms__sim_fail_any(lms_dev_t *d, uint64_t n) {
+  if (!lms__dev_is_sim(d)) return;
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  s->fail_any = n;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (!lms__dev_is_sim(d)) return;
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  uint64_t now = s->host_now;
+  for (int e = 0; e < SIM_ENG_COUNT; e++) now = max_u64(now, s->free_at[e]);
+  out->now_ns = now;
+  out->compute_busy_ns = s->busy_ns[SIM_ENG_COMPUTE];
+  out->h2d_busy_ns = s->busy_ns[SIM_ENG_H2D];
+  out->d2h_busy_ns = s->busy_ns[SIM_ENG_D2H];
+  out->bytes_h2d = s->bytes_h2d;
+  out->bytes_d2h = s->bytes_d2h;
+  out->stream_wait_ns = s->stream_wait_ns;
+  out->dev_in_use = s->dev_in_use;
+  out->host_in_use = s->host_in_use;
+  memcpy(out->calls, s->calls, sizeof out->calls);
+  out->total_calls = s->total_calls;
+  pthread_mutex_unlock(&s->mu);
+}

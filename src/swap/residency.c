@@ -1,0 +1,494 @@
+/* residency.c - chunks, their homes, and moving them on demand.
+ *
+ * Acquire brings a host-homed chunk to the device if it is not there: a
+ * device block from the caching allocator (evicting least recently released
+ * chunks while the budget is short), a copy on the host-to-device stream,
+ * an event after it, and the caller's stream waiting on that event.
+ * Release records, per stream, an event after the work enqueued so far;
+ * eviction orders its copy and the block's reuse after those events.
+ *
+ * Note [Why clean chunks are dropped]
+ * A chunk that was only read since it came in still equals its home, so
+ * evicting it needs no copy: its block is returned and the home stays
+ * valid.  Only a chunk acquired for writing is copied back, on the
+ * device-to-host stream, after the writers' events.
+ *
+ * Note [Failure leaves things as they were]
+ * Every step that can fail comes before the state change it guards: a
+ * swap-in's block is returned if its copy or event fails, and the chunk
+ * stays on the host; an eviction whose copy fails leaves the chunk resident
+ * and dirty, its device copy intact; a release whose event cannot be
+ * recorded stays unreleased so that the caller can retry.  A home is never
+ * written except by a write-back of a dirty device copy, so no failure can
+ * change a chunk's bytes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/stats.h"
+#include "swap/swap.h"
+
+static lms_status_t device_error(lms__swap_t *s, lms_status_t st,
+                                 const char *what) {
+  lms__stat_add(&s->stats.device_errors, 1);
+  lms__errf(s->err, "%s failed: %s", what, s->dev->last_error);
+  LMS_LOG(WARN, SWAP, "%s failed: %s", what, s->dev->last_error);
+  return st;
+}
+
+int lms__swap_is_chunk(const lms_chunk_t *c) {
+  return c != NULL && c->magic == LMS__CHUNK_MAGIC;
+}
+
+/* ---- LRU ----------------------------------------------------------------- */
+
+static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
+  c->lru_next = NULL;
+  c->lru_prev = s->lru_tail;
+  if (s->lru_tail) s->lru_tail->lru_next = c;
+  else s->lru_head = c;
+  s->lru_tail = c;
+  c->in_lru = 1;
+}
+
+static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->in_lru) return;
+  if (c->lru_prev) c->lru_prev->lru_next = c->lru_next;
+  else s->lru_head = c->lru_next;
+  if (c->lru_next) c->lru_next->lru_prev = c->lru_prev;
+  else s->lru_tail = c->lru_prev;
+  c->lru_prev = c->lru_next = NULL;
+  c->in_lru = 0;
+}
+
+/* ---- Setup --------------------------------------------------------------- */
+
+lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
+                            const lms__swap_config_t *cfg, char *err) {
+  memset(s, 0, sizeof *s);
+  s->dev = dev;
+  s->err = err;
+  s->placement = cfg->placement;
+  s->events.dev = dev;
+  s->stats.version = LMS_STATS_VERSION;
+  s->stats.device_limit = cfg->placement.capacity;
+  s->stats.host_limit = cfg->host_limit;
+  lms__registry_init(&s->registry);
+  lms__devcache_init(&s->cache, dev, cfg->placement.capacity, &s->stats, err);
+  lms_status_t st = lms__hostpool_create(dev, cfg->host_limit, &s->pool, err);
+  if (st != LMS_OK) return st;
+  if (dev->ops->stream_create(dev, &s->h2d) != LMS_OK ||
+      dev->ops->stream_create(dev, &s->d2h) != LMS_OK) {
+    lms__errf(err, "cannot create the copy streams: %s", dev->last_error);
+    if (s->h2d) dev->ops->stream_destroy(dev, s->h2d);
+    lms__hostpool_destroy(s->pool);
+    s->pool = NULL;
+    return LMS_ERR_DEVICE;
+  }
+  return LMS_OK;
+}
+
+/* ---- Device blocks, with eviction ---------------------------------------- */
+
+static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c);
+
+static uint64_t bytes_acquired(const lms__swap_t *s, uint64_t *dev_homed) {
+  uint64_t pinned = 0;
+  *dev_homed = 0;
+  for (const lms_chunk_t *c = s->all; c != NULL; c = c->all_next) {
+    if (!c->host_homed) *dev_homed += c->size;
+    else if (c->pins > 0) pinned += c->size;
+  }
+  return pinned;
+}
+
+static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
+                                 void **out) {
+  for (;;) {
+    lms_status_t st = lms__devcache_alloc(&s->cache, size, stream, out);
+    if (st != LMS_ERR_DEVICE_OOM) return st;
+    if (s->lru_head == NULL) break;
+    st = evict(s, s->lru_head);
+    if (st != LMS_OK) return st;
+  }
+  uint64_t dev_homed = 0;
+  uint64_t pinned = bytes_acquired(s, &dev_homed);
+  lms__stat_add(&s->stats.device_ooms, 1);
+  lms__errf(s->err,
+            "device out of memory: asked for %zu bytes with a budget of %llu "
+            "(--gpu-limit); %llu bytes are held by acquired chunks and %llu "
+            "by device-homed chunks, nothing more can be evicted; try a lower "
+            "-lms threshold so more chunks live in host memory, acquire fewer "
+            "chunks at once, or raise --gpu-limit",
+            size, (unsigned long long)s->placement.capacity,
+            (unsigned long long)pinned, (unsigned long long)dev_homed);
+  LMS_LOG(WARN, SWAP, "%s", s->err);
+  return LMS_ERR_DEVICE_OOM;
+}
+
+/* The stream a dropped block may be reused on at once: the one stream
+ * that used it, or the device-to-host stream made to wait for several. */
+static lms_status_t drop_stream(lms__swap_t *s, lms_chunk_t *c, void **out) {
+  if (c->nuses == 0) {
+    *out = NULL;
+    return LMS_OK;
+  }
+  if (c->nuses == 1) {
+    *out = c->uses[0].stream;
+    return LMS_OK;
+  }
+  for (int i = 0; i < c->nuses; i++) {
+    lms_status_t st = s->dev->ops->stream_wait(s->dev, s->d2h, c->uses[i].event);
+    if (st != LMS_OK) return device_error(s, st, "stream_wait before a drop");
+  }
+  *out = s->d2h;
+  return LMS_OK;
+}
+
+static void clear_uses(lms__swap_t *s, lms_chunk_t *c) {
+  for (int i = 0; i < c->nuses; i++) lms__evpool_put(&s->events, c->uses[i].event);
+  c->nuses = 0;
+}
+
+/* Gives up the device copy of c; `stream` orders the block's reuse. */
+static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
+  lms__devcache_free(&s->cache, c->dptr, stream);
+  lms__registry_remove(&s->registry, &c->dev_reg);
+  c->dptr = NULL;
+  c->dirty = 0;
+  c->ready_pending = 0;
+  clear_uses(s, c);
+  if (c->host_homed) lms__stat_add(&s->stats.resident_bytes, -(int64_t)c->size);
+}
+
+/* Writes c home if dirty, then gives up its block.  c is resident,
+ * host-homed and unpinned. */
+static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
+  lms_dev_t *d = s->dev;
+  void *stream = NULL;
+  lms_status_t st;
+  if (c->dirty) {
+    for (int i = 0; i < c->nuses; i++) {
+      st = d->ops->stream_wait(d, s->d2h, c->uses[i].event);
+      if (st != LMS_OK) return device_error(s, st, "stream_wait before write-back");
+    }
+    st = d->ops->copy_d2h(d, c->home, c->dptr, c->size, s->d2h);
+    if (st != LMS_OK) return device_error(s, st, "copy_d2h (write-back)");
+    if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
+      c->home_ev = NULL;
+    if (c->home_ev != NULL && d->ops->event_record(d, c->home_ev, s->d2h) == LMS_OK) {
+      c->home_pending = 1;
+    } else {
+      /* Without an event, wait for the copy here.  If even that fails the
+       * copy's fate is unknown: keep the chunk resident and dirty. */
+      device_error(s, LMS_ERR_DEVICE, "event_record after write-back");
+      st = d->ops->stream_sync(d, s->d2h);
+      if (st != LMS_OK) return device_error(s, st, "stream_sync after write-back");
+      c->home_pending = 0;
+    }
+    lms__stat_add(&s->stats.bytes_d2h, (int64_t)c->size);
+    lms__stat_add(&s->stats.swaps_out, 1);
+    stream = s->d2h;
+    LMS_LOG(DEBUG, SWAP, "write-back %zu bytes from %p to %p", c->size, c->dptr,
+            c->home);
+  } else {
+    st = drop_stream(s, c, &stream);
+    if (st != LMS_OK) return st;
+    lms__stat_add(&s->stats.drops, 1);
+  }
+  lru_remove(s, c);
+  forget_device_copy(s, c, stream);
+  return LMS_OK;
+}
+
+static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c) {
+  lms_dev_t *d = s->dev;
+  void *block = NULL;
+  lms_status_t st = alloc_device(s, c->size, s->h2d, &block);
+  if (st != LMS_OK) return st;
+  if (c->home_pending) {
+    st = d->ops->event_query(d, c->home_ev);
+    if (st == LMS_OK) {
+      c->home_pending = 0;
+    } else {
+      st = d->ops->stream_wait(d, s->h2d, c->home_ev);
+      if (st != LMS_OK) {
+        lms__devcache_free(&s->cache, block, NULL);
+        return device_error(s, st, "stream_wait for a write-back");
+      }
+    }
+  }
+  st = d->ops->copy_h2d(d, block, c->home, c->size, s->h2d);
+  if (st != LMS_OK) {
+    lms__devcache_free(&s->cache, block, NULL);
+    return device_error(s, st, "copy_h2d (swap-in)");
+  }
+  c->ready_pending = 0;
+  if (c->ready_ev == NULL && lms__evpool_get(&s->events, &c->ready_ev) != LMS_OK)
+    c->ready_ev = NULL;
+  if (c->ready_ev != NULL && d->ops->event_record(d, c->ready_ev, s->h2d) == LMS_OK) {
+    c->ready_pending = 1;
+  } else {
+    device_error(s, LMS_ERR_DEVICE, "event_record after swap-in");
+    st = d->ops->stream_sync(d, s->h2d);
+    if (st != LMS_OK) {
+      lms__devcache_free(&s->cache, block, s->h2d);
+      return device_error(s, st, "stream_sync after swap-in");
+    }
+  }
+  c->dptr = block;
+  c->dirty = 0;
+  lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
+  lms__stat_add(&s->stats.resident_bytes, (int64_t)c->size);
+  lms__stat_add(&s->stats.bytes_h2d, (int64_t)c->size);
+  lms__stat_add(&s->stats.swaps_in, 1);
+  LMS_LOG(DEBUG, SWAP, "swap-in %zu bytes from %p to %p", c->size, c->home, block);
+  return LMS_OK;
+}
+
+/* ---- Deferred frees of homes ----------------------------------------------- */
+
+static void process_deferred(lms__swap_t *s, int wait) {
+  lms__deferred_t **link = &s->deferred;
+  while (*link != NULL) {
+    lms__deferred_t *df = *link;
+    lms_status_t st = wait ? s->dev->ops->event_sync(s->dev, df->event)
+                           : s->dev->ops->event_query(s->dev, df->event);
+    if (st == LMS_OK) {
+      lms__hostpool_free(s->pool, df->home);
+      lms__evpool_put(&s->events, df->event);
+      *link = df->next;
+      free(df);
+      continue;
+    }
+    if (st != LMS_NOT_READY) device_error(s, st, "event check of a freed home");
+    link = &df->next;
+  }
+}
+
+/* ---- Chunks ------------------------------------------------------------------ */
+
+lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
+  if (size == 0) {
+    lms__errf(s->err, "lms_alloc: size 0; a chunk holds 1 byte or more");
+    return LMS_ERR_INVALID;
+  }
+  if (size > s->placement.capacity) {
+    lms__errf(s->err,
+              "lms_alloc: a chunk of %zu bytes can never fit the device "
+              "budget of %llu bytes (--gpu-limit); split it or raise the limit",
+              size, (unsigned long long)s->placement.capacity);
+    return LMS_ERR_INVALID;
+  }
+  process_deferred(s, 0);
+  lms_chunk_t *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    lms__errf(s->err, "lms_alloc: no host memory for chunk metadata");
+    return LMS_ERR_HOST_OOM;
+  }
+  c->size = size;
+  c->host_homed = lms__place_on_host(
+      &s->placement, size, (uint64_t)s->stats.device_allocated.current);
+  lms_status_t st;
+  if (c->host_homed) {
+    st = lms__hostpool_alloc(s->pool, size, &c->home);
+    if (st != LMS_OK) {
+      lms__stat_add(&s->stats.host_ooms, 1);
+      char limit[96] = "";
+      if (s->stats.host_limit != 0)
+        snprintf(limit, sizeof limit, " of a --host-limit of %llu",
+                 (unsigned long long)s->stats.host_limit);
+      lms__errf(s->err,
+                "host out of memory: the pinned pool could not give %zu bytes; "
+                "%llu bytes are pinned%s; raise --host-limit, free chunks, or "
+                "keep more on the device with a higher -lms",
+                size, (unsigned long long)lms__hostpool_pinned(s->pool), limit);
+      free(c);
+      return LMS_ERR_HOST_OOM;
+    }
+    lms__registry_add(&s->registry, &c->home_reg, c->home, size, c);
+    lms__stat_add(&s->stats.chunks_host_homed, 1);
+    lms__stat_add(&s->stats.host_allocated, (int64_t)size);
+  } else {
+    st = alloc_device(s, size, NULL, &c->dptr);
+    if (st != LMS_OK) {
+      free(c);
+      return st;
+    }
+    lms__registry_add(&s->registry, &c->dev_reg, c->dptr, size, c);
+  }
+  c->magic = LMS__CHUNK_MAGIC;
+  c->all_next = s->all;
+  if (s->all) s->all->all_prev = c;
+  s->all = c;
+  lms__stat_add(&s->stats.chunks, 1);
+  *out = c;
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
+  if (c->pins > 0) {
+    lms__errf(s->err, "lms_free: the chunk is still acquired %d time(s); "
+              "release it first", c->pins);
+    return LMS_ERR_BUSY;
+  }
+  if (c->dptr != NULL) {
+    void *stream = NULL;
+    lms_status_t st = drop_stream(s, c, &stream);
+    if (st != LMS_OK) return st;
+    lru_remove(s, c);
+    forget_device_copy(s, c, stream);
+  }
+  if (c->host_homed) {
+    lms__registry_remove(&s->registry, &c->home_reg);
+    if (c->home_pending &&
+        s->dev->ops->event_query(s->dev, c->home_ev) != LMS_OK) {
+      lms__deferred_t *df = malloc(sizeof *df);
+      if (df != NULL) {
+        df->home = c->home;
+        df->event = c->home_ev;
+        df->next = s->deferred;
+        s->deferred = df;
+        c->home_ev = NULL;
+      }
+      /* Without memory to remember it the home is leaked rather than
+       * reused while a copy may still write into it. */
+    } else {
+      lms__hostpool_free(s->pool, c->home);
+    }
+    lms__stat_add(&s->stats.chunks_host_homed, -1);
+    lms__stat_add(&s->stats.host_allocated, -(int64_t)c->size);
+  }
+  lms__evpool_put(&s->events, c->ready_ev);
+  lms__evpool_put(&s->events, c->home_ev);
+  if (c->all_prev) c->all_prev->all_next = c->all_next;
+  else s->all = c->all_next;
+  if (c->all_next) c->all_next->all_prev = c->all_prev;
+  lms__stat_add(&s->stats.chunks, -1);
+  c->magic = 0;
+  free(c);
+  process_deferred(s, 0);
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
+                               unsigned access, void **dptr) {
+  lms_dev_t *d = s->dev;
+  int fresh = 0;
+  if (c->host_homed && c->dptr == NULL) {
+    lms_status_t st = swap_in(s, c);
+    if (st != LMS_OK) return st;
+    fresh = 1;
+  }
+  if (c->ready_pending) {
+    lms_status_t st = d->ops->event_query(d, c->ready_ev);
+    if (st == LMS_OK) {
+      c->ready_pending = 0;
+    } else {
+      st = d->ops->stream_wait(d, stream, c->ready_ev);
+      if (st != LMS_OK) {
+        /* The chunk stays resident and unpinned: evictable as usual. */
+        if (fresh) lru_push(s, c);
+        return device_error(s, st, "stream_wait for a swap-in");
+      }
+    }
+  }
+  lru_remove(s, c);
+  c->pins++;
+  if (access & LMS_ACCESS_WRITE) c->dirty = 1;
+  *dptr = c->dptr;
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
+  lms_dev_t *d = s->dev;
+  if (c->pins == 0) {
+    lms__errf(s->err, "lms_release: the chunk is not acquired");
+    return LMS_ERR_INVALID;
+  }
+  int slot = -1;
+  for (int i = 0; i < c->nuses; i++)
+    if (c->uses[i].stream == stream) slot = i;
+  lms_status_t st;
+  if (slot >= 0) {
+    st = d->ops->event_record(d, c->uses[slot].event, stream);
+    if (st != LMS_OK) return device_error(s, st, "event_record at release");
+  } else {
+    if (c->nuses == LMS__MAX_USES) {
+      /* Make room by waiting for the oldest stream's work. */
+      st = d->ops->event_sync(d, c->uses[0].event);
+      if (st != LMS_OK) return device_error(s, st, "event_sync at release");
+      lms__evpool_put(&s->events, c->uses[0].event);
+      memmove(&c->uses[0], &c->uses[1], (LMS__MAX_USES - 1) * sizeof c->uses[0]);
+      c->nuses--;
+    }
+    void *ev = NULL;
+    st = lms__evpool_get(&s->events, &ev);
+    if (st != LMS_OK) return device_error(s, st, "event_create at release");
+    st = d->ops->event_record(d, ev, stream);
+    if (st != LMS_OK) {
+      lms__evpool_put(&s->events, ev);
+      return device_error(s, st, "event_record at release");
+    }
+    c->uses[c->nuses].stream = stream;
+    c->uses[c->nuses].event = ev;
+    c->nuses++;
+  }
+  c->pins--;
+  if (c->pins == 0 && c->host_homed) lru_push(s, c);
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_evict_all(lms__swap_t *s) {
+  while (s->lru_head != NULL) LMS_CHECK(evict(s, s->lru_head));
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_sync(lms__swap_t *s) {
+  lms_dev_t *d = s->dev;
+  lms_status_t st = d->ops->stream_sync(d, s->h2d);
+  if (st != LMS_OK) return device_error(s, st, "stream_sync (host to device)");
+  st = d->ops->stream_sync(d, s->d2h);
+  if (st != LMS_OK) return device_error(s, st, "stream_sync (device to host)");
+  process_deferred(s, 1);
+  return lms__devcache_sync(&s->cache);
+}
+
+void lms__swap_stats(lms__swap_t *s, lms_stats_t *out) {
+  int64_t pinned = (int64_t)lms__hostpool_pinned(s->pool);
+  s->stats.host_pinned.current = pinned;
+  if (pinned > s->stats.host_pinned.peak) s->stats.host_pinned.peak = pinned;
+  s->stats.host_pinned.total = s->stats.host_pinned.peak;
+  s->stats.fragmentation = lms__devcache_fragmentation(&s->cache);
+  s->stats.elapsed_ns = s->dev->ops->now_ns(s->dev);
+  *out = s->stats;
+}
+
+void lms__swap_fini(lms__swap_t *s) {
+  if (s->pool == NULL) return;
+  if (lms__swap_sync(s) != LMS_OK)
+    LMS_LOG(WARN, SWAP, "work still in flight at exit: %s", s->err);
+  lms_chunk_t *next;
+  for (lms_chunk_t *c = s->all; c != NULL; c = next) {
+    next = c->all_next;
+    clear_uses(s, c);
+    lms__evpool_put(&s->events, c->ready_ev);
+    lms__evpool_put(&s->events, c->home_ev);
+    c->magic = 0;
+    free(c);
+  }
+  s->all = NULL;
+  while (s->deferred != NULL) {
+    lms__deferred_t *df = s->deferred;
+    s->deferred = df->next;
+    lms__evpool_put(&s->events, df->event);
+    free(df);
+  }
+  lms__devcache_fini(&s->cache);
+  lms__hostpool_destroy(s->pool);
+  s->pool = NULL;
+  lms__evpool_fini(&s->events);
+  s->dev->ops->stream_destroy(s->dev, s->h2d);
+  s->dev->ops->stream_destroy(s->dev, s->d2h);
+}

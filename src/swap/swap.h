@@ -1,0 +1,97 @@
+/* swap.h - residency: where each chunk's bytes are, and moving them.
+ *
+ * A host-homed chunk always has its home in the pinned pool; while it is
+ * resident it also has a device block.  Its device copy is dirty once an
+ * acquire asked to write, and a dirty copy is written home before its block
+ * is given up; a clean one is simply dropped (Note [Why clean chunks are
+ * dropped] in residency.c).  A device-homed chunk has only a device block.
+ *
+ * Invariants, with the owner's lock held:
+ *  - a chunk with pins > 0 is resident and is never evicted;
+ *  - a resident host-homed chunk with pins == 0 is on the LRU list, others
+ *    are not;
+ *  - the bytes a chunk holds change only through writes the user makes
+ *    between acquire(WRITE) and release: never through a swap, a failed
+ *    operation or a retry. */
+#ifndef LMS_SWAP_SWAP_H
+#define LMS_SWAP_SWAP_H
+
+#include "alloc/alloc.h"
+#include "device/device.h"
+
+/* The streams whose work may still use a chunk's device copy. */
+#define LMS__MAX_USES 4
+
+struct lms_chunk {
+  uint64_t magic;
+  size_t size;
+  int host_homed;
+  void *home;      /* pinned host memory (host-homed chunks) */
+  void *dptr;      /* device block, NULL when not resident */
+  int dirty;
+  int pins;
+  void *ready_ev;  /* after the copy that brought the chunk in */
+  int ready_pending;
+  void *home_ev;   /* after the copy that last wrote the home */
+  int home_pending;
+  struct {
+    void *stream;
+    void *event;
+  } uses[LMS__MAX_USES];
+  int nuses;
+  lms_chunk_t *lru_prev, *lru_next;
+  int in_lru;
+  lms_chunk_t *all_prev, *all_next;
+  lms__reg_entry_t home_reg, dev_reg;
+};
+
+#define LMS__CHUNK_MAGIC 0x6c6d735f63686bull /* "lms_chk" */
+
+/* A home freed while a copy into it may still be running. */
+typedef struct lms__deferred {
+  void *home;
+  void *event;
+  struct lms__deferred *next;
+} lms__deferred_t;
+
+typedef struct lms__swap {
+  lms_dev_t *dev;
+  lms__devcache_t cache;
+  lms__hostpool_t *pool;
+  lms__registry_t registry;
+  lms__placement_t placement;
+  lms_stats_t stats;
+  void *h2d;                   /* copy stream, host to device */
+  void *d2h;                   /* copy stream, device to host */
+  lms_chunk_t *lru_head, *lru_tail; /* least recently released first */
+  lms_chunk_t *all;
+  lms__deferred_t *deferred;
+  lms__evpool_t events;
+  char *err;                   /* the owner's last-error buffer */
+} lms__swap_t;
+
+typedef struct lms__swap_config {
+  lms__placement_t placement; /* capacity = the device budget */
+  uint64_t host_limit;        /* 0: none */
+} lms__swap_config_t;
+
+lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
+                            const lms__swap_config_t *cfg, char *err);
+/* Waits for all work, frees every chunk and all memory. */
+void lms__swap_fini(lms__swap_t *s);
+
+lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out);
+lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c);
+lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
+                               unsigned access, void **dptr);
+lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream);
+/* Writes back and drops every unpinned resident host-homed chunk. */
+lms_status_t lms__swap_evict_all(lms__swap_t *s);
+/* Waits for the copy streams and pending frees. */
+lms_status_t lms__swap_sync(lms__swap_t *s);
+/* Fills the level counters that are read rather than kept (host_pinned,
+ * fragmentation) and copies the stats out. */
+void lms__swap_stats(lms__swap_t *s, lms_stats_t *out);
+int lms__swap_is_chunk(const lms_chunk_t *c);
+
+#endif
