@@ -1,16 +1,12 @@
 /* support.c - see support.h. */
 #include "support.h"
 
+#include "lms_kernels.h"
+
 #include <string.h>
 
 uint64_t lms_test_checksum(const void *p, size_t n) {
-  const unsigned char *b = p;
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= b[i];
-    h *= 1099511628211ull;
-  }
-  return h;
+  return lms_checksum_host(p, n);
 }
 
 void lms_test_fill(void *p, size_t n, uint64_t seed) {
@@ -25,4 +21,48 @@ void lms_test_fill(void *p, size_t n, uint64_t seed) {
     memcpy(b + i, &x, k);
     i += k;
   }
+}
+
+#include <stdio.h>
+#include <stdlib.h>
+
+lms_ctx_t *lms_test_ctx(const char *gpu_limit, const char *lms_kb,
+                        const char *host_limit) {
+  lms_options_t *o = NULL;
+  lms_ctx_t *ctx = NULL;
+  if (lms_options_create(&o) != LMS_OK) return NULL;
+  if (lms_options_set(o, "device", "sim") != LMS_OK ||
+      (gpu_limit && lms_options_set(o, "gpu-limit", gpu_limit) != LMS_OK) ||
+      (lms_kb && lms_options_set(o, "lms", lms_kb) != LMS_OK) ||
+      (host_limit && lms_options_set(o, "host-limit", host_limit) != LMS_OK) ||
+      lms_options_set(o, "log", "none") != LMS_OK) {
+    fprintf(stderr, "test options: %s\n", lms_options_error(o));
+    lms_options_destroy(o);
+    return NULL;
+  }
+  if (lms_ctx_create(o, &ctx) != LMS_OK) ctx = NULL;
+  lms_options_destroy(o);
+  return ctx;
+}
+
+uint64_t lms_test_write(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,
+                        uint64_t seed, lms_status_t *st) {
+  void *p = NULL;
+  *st = lms_acquire(ctx, c, s, LMS_ACCESS_WRITE, &p);
+  if (*st != LMS_OK) return 0;
+  size_t n = lms_chunk_size(c);
+  lms_test_fill(p, n, seed);
+  uint64_t sum = lms_test_checksum(p, n);
+  *st = lms_release(ctx, c, s);
+  return sum;
+}
+
+uint64_t lms_test_read(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,
+                       lms_status_t *st) {
+  void *p = NULL;
+  *st = lms_acquire(ctx, c, s, LMS_ACCESS_READ, &p);
+  if (*st != LMS_OK) return 0;
+  uint64_t sum = lms_test_checksum(p, lms_chunk_size(c));
+  *st = lms_release(ctx, c, s);
+  return sum;
 }

@@ -5,9 +5,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* FNV-1a 64 over n bytes: the checksum the suites compare chunks with. */
+/* The checksum the suites compare chunks with: the host reference of the
+ * GPU checksum kernel (kernels/lms_kernels.h). */
 uint64_t lms_test_checksum(const void *p, size_t n);
 /* Fills n bytes with a pattern derived from seed (xorshift). */
 void lms_test_fill(void *p, size_t n, uint64_t seed);
 
+
+
+#include "lms/lms.h"
+
+/* A context on the simulated device.  Each argument is an option value in
+ * its text form, or NULL to leave the option at its default. */
+lms_ctx_t *lms_test_ctx(const char *gpu_limit, const char *lms_kb,
+                        const char *host_limit);
+/* Acquires c for writing on s, fills it from seed, releases it; returns
+ * the checksum of what was written, or 0 with *st set on failure. */
+uint64_t lms_test_write(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,
+                        uint64_t seed, lms_status_t *st);
+/* Acquires c for reading on s and returns the checksum of its bytes. */
+uint64_t lms_test_read(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,
+                       lms_status_t *st);
 #endif

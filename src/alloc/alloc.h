@@ -95,6 +95,9 @@ lms_status_t lms__hostpool_alloc(lms__hostpool_t *hp, size_t size,
 void lms__hostpool_free(lms__hostpool_t *hp, void *ptr);
 /* Pinned bytes obtained from the device so far (held until destroy). */
 uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp);
+/* host_alloc calls that failed, including those jemalloc recovered from
+ * by asking again for less. */
+uint64_t lms__hostpool_failures(const lms__hostpool_t *hp);
 
 /* ---- Registry --------------------------------------------------------- */
 

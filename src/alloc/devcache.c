@@ -31,6 +31,7 @@ struct lms__segment {
   char *base;
   size_t size;
   size_t used;  /* bytes of this segment in blocks in use */
+  int small;    /* made for requests up to LMS__SMALL_REQUEST */
   lms__block_t *first;
   lms__segment_t *prev, *next;
 };
@@ -177,7 +178,7 @@ static int eligible(const lms__block_t *b, size_t size, void *stream) {
  * segments, large ones from large blocks at most twice their size.  Only
  * when that and a new segment both fail is any block that fits taken. */
 static int same_kind(const lms__block_t *b, size_t size) {
-  int small_seg = b->seg->size == LMS__SMALL_SEGMENT;
+  int small_seg = b->seg->small;
   if (size <= LMS__SMALL_REQUEST) return small_seg;
   return !small_seg && b->size / 2 <= size;
 }
@@ -249,11 +250,16 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   if (st != LMS_OK) {
     free(s);
     free(b);
+    /* The device refusing memory the budget allows is counted even when
+     * it is out of memory rather than broken: another process may hold
+     * the rest. */
     if (st != LMS_ERR_DEVICE_OOM) device_error(dc, "dev_alloc");
+    else lms__stat_add(&dc->stats->device_errors, 1);
     return st;
   }
   s->base = base;
   s->size = seg;
+  s->small = size <= LMS__SMALL_REQUEST;
   s->first = b;
   s->next = dc->segments;
   if (dc->segments) dc->segments->prev = s;

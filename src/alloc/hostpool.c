@@ -46,6 +46,7 @@ struct lms__hostpool {
   int arena_made;
   uint64_t limit;
   uint64_t pinned;
+  uint64_t failures; /* host_alloc calls the device refused */
   pthread_mutex_t lock; /* slabs and pinned; hooks run on any thread */
   slab_t *slabs;
 };
@@ -75,6 +76,7 @@ static void *hook_alloc(extent_hooks_t *h, void *new_addr, size_t size,
   }
   void *raw = NULL;
   if (hp->dev->ops->host_alloc(hp->dev, size + extra, &raw) != LMS_OK) {
+    hp->failures++;
     pthread_mutex_unlock(&hp->lock);
     free(s);
     LMS_LOG(INFO, ALLOC, "pinned pool: host_alloc of %zu bytes failed: %s",
@@ -227,6 +229,14 @@ uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp) {
   lms__hostpool_t *m = (lms__hostpool_t *)hp;
   pthread_mutex_lock(&m->lock);
   uint64_t v = m->pinned;
+  pthread_mutex_unlock(&m->lock);
+  return v;
+}
+
+uint64_t lms__hostpool_failures(const lms__hostpool_t *hp) {
+  lms__hostpool_t *m = (lms__hostpool_t *)hp;
+  pthread_mutex_lock(&m->lock);
+  uint64_t v = m->failures;
   pthread_mutex_unlock(&m->lock);
   return v;
 }

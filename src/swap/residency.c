@@ -37,6 +37,15 @@ static lms_status_t device_error(lms__swap_t *s, lms_status_t st,
   return st;
 }
 
+/* 1 if the event's work is known to be done.  A failed query counts as a
+ * device error and as "not yet": waiting is always safe. */
+static int event_done(lms__swap_t *s, void *ev, const char *what) {
+  lms_status_t st = s->dev->ops->event_query(s->dev, ev);
+  if (st == LMS_OK) return 1;
+  if (st != LMS_NOT_READY) device_error(s, st, what);
+  return 0;
+}
+
 int lms__swap_is_chunk(const lms_chunk_t *c) {
   return c != NULL && c->magic == LMS__CHUNK_MAGIC;
 }
@@ -208,8 +217,7 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c) {
   lms_status_t st = alloc_device(s, c->size, s->h2d, &block);
   if (st != LMS_OK) return st;
   if (c->home_pending) {
-    st = d->ops->event_query(d, c->home_ev);
-    if (st == LMS_OK) {
+    if (event_done(s, c->home_ev, "event_query for a write-back")) {
       c->home_pending = 0;
     } else {
       st = d->ops->stream_wait(d, s->h2d, c->home_ev);
@@ -342,8 +350,7 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   }
   if (c->host_homed) {
     lms__registry_remove(&s->registry, &c->home_reg);
-    if (c->home_pending &&
-        s->dev->ops->event_query(s->dev, c->home_ev) != LMS_OK) {
+    if (c->home_pending && !event_done(s, c->home_ev, "event_query at free")) {
       lms__deferred_t *df = malloc(sizeof *df);
       if (df != NULL) {
         df->home = c->home;
@@ -382,11 +389,10 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
     fresh = 1;
   }
   if (c->ready_pending) {
-    lms_status_t st = d->ops->event_query(d, c->ready_ev);
-    if (st == LMS_OK) {
+    if (event_done(s, c->ready_ev, "event_query for a swap-in")) {
       c->ready_pending = 0;
     } else {
-      st = d->ops->stream_wait(d, stream, c->ready_ev);
+      lms_status_t st = d->ops->stream_wait(d, stream, c->ready_ev);
       if (st != LMS_OK) {
         /* The chunk stays resident and unpinned: evictable as usual. */
         if (fresh) lru_push(s, c);
@@ -463,6 +469,12 @@ void lms__swap_stats(lms__swap_t *s, lms_stats_t *out) {
   s->stats.fragmentation = lms__devcache_fragmentation(&s->cache);
   s->stats.elapsed_ns = s->dev->ops->now_ns(s->dev);
   *out = s->stats;
+  /* Pinned allocations the device refused count as device errors too. */
+  int64_t pool_failures = (int64_t)lms__hostpool_failures(s->pool);
+  out->device_errors.current += pool_failures;
+  out->device_errors.total += pool_failures;
+  if (out->device_errors.current > out->device_errors.peak)
+    out->device_errors.peak = out->device_errors.current;
 }
 
 void lms__swap_fini(lms__swap_t *s) {

@@ -1,0 +1,212 @@
+/* test_faults.c - fault injection over a scripted scenario: the device's
+ * Nth call fails, for every N the scenario makes.  Each failure must come
+ * back from the API as a status or be absorbed and counted (device_errors);
+ * either way no chunk's bytes change, a retry of the failed call succeeds,
+ * and the context stays usable afterwards. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "support.h"
+
+#define NCHUNK 4
+
+typedef struct run {
+  lms_ctx_t *ctx;
+  lms_stream_t s[2];
+  lms_chunk_t *c[NCHUNK];
+  uint64_t sum[NCHUNK];
+  unsigned surfaced;   /* calls that returned an error status */
+  unsigned mismatches; /* reads whose bytes differed */
+  unsigned retries_failed;
+} run_t;
+
+/* Calls `call` and, if it fails, once more: the fault is one-shot, so the
+ * retry must succeed. */
+#define TRY(r, call)                                                          \
+  do {                                                                        \
+    lms_status_t st_ = (call);                                                \
+    if (st_ != LMS_OK) {                                                      \
+      (r)->surfaced++;                                                        \
+      if ((call) != LMS_OK) (r)->retries_failed++;                            \
+    }                                                                         \
+  } while (0)
+
+static void write_chunk(run_t *r, int i, lms_stream_t s, uint64_t seed) {
+  void *p = NULL;
+  TRY(r, lms_acquire(r->ctx, r->c[i], s, LMS_ACCESS_WRITE, &p));
+  if (p == NULL) return;
+  lms_test_fill(p, lms_chunk_size(r->c[i]), seed);
+  r->sum[i] = lms_test_checksum(p, lms_chunk_size(r->c[i]));
+  TRY(r, lms_compute(r->ctx, s, 5000));
+  TRY(r, lms_release(r->ctx, r->c[i], s));
+}
+
+static void check_chunk(run_t *r, int i, lms_stream_t s) {
+  void *p = NULL;
+  TRY(r, lms_acquire(r->ctx, r->c[i], s, LMS_ACCESS_READ, &p));
+  if (p == NULL) return;
+  if (lms_test_checksum(p, lms_chunk_size(r->c[i])) != r->sum[i]) r->mismatches++;
+  TRY(r, lms_compute(r->ctx, s, 3000));
+  TRY(r, lms_release(r->ctx, r->c[i], s));
+}
+
+/* Four 700 KiB chunks through a 2 MiB budget on two streams: swap-ins,
+ * write-backs, drops, two chunks held at once, a free and a reallocation. */
+static void scenario(run_t *r) {
+  for (int i = 0; i < NCHUNK; i++) {
+    TRY(r, lms_alloc(r->ctx, 700 << 10, &r->c[i]));
+    write_chunk(r, i, r->s[i % 2], 100 + (uint64_t)i);
+  }
+  for (int i = 0; i < NCHUNK; i++) check_chunk(r, i, r->s[(i + 1) % 2]);
+  write_chunk(r, 1, r->s[0], 200);
+  void *a = NULL, *b = NULL;
+  TRY(r, lms_acquire(r->ctx, r->c[2], r->s[1], LMS_ACCESS_READ, &a));
+  TRY(r, lms_acquire(r->ctx, r->c[3], r->s[1], LMS_ACCESS_RW, &b));
+  if (a != NULL && b != NULL) {
+    if (lms_test_checksum(a, 700 << 10) != r->sum[2]) r->mismatches++;
+    memcpy(b, a, 4096);
+    r->sum[3] = lms_test_checksum(b, 700 << 10);
+  }
+  TRY(r, lms_release(r->ctx, r->c[3], r->s[1]));
+  TRY(r, lms_release(r->ctx, r->c[2], r->s[1]));
+  TRY(r, lms_free(r->ctx, r->c[0]));
+  r->c[0] = NULL;
+  TRY(r, lms_alloc(r->ctx, 300 << 10, &r->c[0]));
+  write_chunk(r, 0, r->s[1], 300);
+  for (int i = NCHUNK; i-- > 0;) check_chunk(r, i, r->s[i % 2]);
+  TRY(r, lms_stream_sync(r->ctx, r->s[0]));
+  TRY(r, lms_stream_sync(r->ctx, r->s[1]));
+}
+
+static int setup(run_t *r) {
+  memset(r, 0, sizeof *r);
+  r->ctx = lms_test_ctx("2MiB", "0", NULL);
+  if (r->ctx == NULL) return -1;
+  if (lms_stream_create(r->ctx, &r->s[0]) != LMS_OK ||
+      lms_stream_create(r->ctx, &r->s[1]) != LMS_OK)
+    return -1;
+  return 0;
+}
+
+static void teardown(run_t *r) {
+  for (int i = 0; i < NCHUNK; i++) lms_free(r->ctx, r->c[i]);
+  lms_stream_destroy(r->ctx, r->s[0]);
+  lms_stream_destroy(r->ctx, r->s[1]);
+  lms_ctx_destroy(r->ctx);
+}
+
+static uint64_t device_calls(lms_ctx_t *ctx) {
+  lms__sim_report_t rep;
+  lms__sim_report(ctx->dev, &rep);
+  return rep.total_calls;
+}
+
+Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
+  run_t r;
+  cr_assert(eq(int, setup(&r), 0));
+  uint64_t base = device_calls(r.ctx);
+  scenario(&r);
+  uint64_t calls = device_calls(r.ctx) - base;
+  cr_assert(eq(u32, r.surfaced, 0), "the clean run failed");
+  cr_assert(eq(u32, r.mismatches, 0));
+  lms_stats_t clean;
+  lms_stats_get(r.ctx, &clean);
+  cr_assert(gt(i64, clean.swaps_out.total, 0));
+  cr_assert(gt(i64, clean.drops.total, 0));
+  teardown(&r);
+  cr_log_info("the scenario makes %llu device calls", (unsigned long long)calls);
+  cr_assert(gt(u64, calls, 50));
+
+  unsigned surfaced_total = 0, absorbed_total = 0;
+  for (uint64_t n = 1; n <= calls; n++) {
+    cr_assert(eq(int, setup(&r), 0));
+    lms__sim_fail_any(r.ctx->dev, base + n);
+    scenario(&r);
+    lms_stats_t st;
+    lms_stats_get(r.ctx, &st);
+    unsigned absorbed = r.surfaced == 0 && st.device_errors.total > 0;
+    cr_assert(r.surfaced > 0 || absorbed,
+              "call %llu failed and was neither reported nor counted: %s",
+              (unsigned long long)n, r.ctx->dev->last_error);
+    cr_assert(eq(u32, r.mismatches, 0), "bytes changed with call %llu failing",
+              (unsigned long long)n);
+    cr_assert(eq(u32, r.retries_failed, 0),
+              "a retry after call %llu failed: %s", (unsigned long long)n,
+              lms_ctx_last_error(r.ctx));
+    /* Still usable: every chunk reads back, a new one goes round trip. */
+    for (int i = 0; i < NCHUNK; i++) check_chunk(&r, i, r.s[0]);
+    lms_chunk_t *extra = NULL;
+    cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &extra), LMS_OK));
+    lms_status_t s1, s2;
+    uint64_t w = lms_test_write(r.ctx, extra, r.s[1], 9, &s1);
+    for (int i = 0; i < NCHUNK; i++) check_chunk(&r, i, r.s[1]);
+    cr_assert(eq(u64, lms_test_read(r.ctx, extra, r.s[0], &s2), w));
+    cr_assert(eq(int, s1, LMS_OK));
+    cr_assert(eq(int, s2, LMS_OK));
+    cr_assert(eq(u32, r.mismatches, 0));
+    lms_free(r.ctx, extra);
+    surfaced_total += r.surfaced > 0;
+    absorbed_total += absorbed;
+    teardown(&r);
+  }
+  cr_log_info("%llu injected failures: %u reported as a status, %u absorbed "
+              "and counted", (unsigned long long)calls, surfaced_total,
+              absorbed_total);
+}
+
+Test(faults, injected_copy_failure_leaves_the_chunk_on_the_host) {
+  run_t r;
+  cr_assert(eq(int, setup(&r), 0));
+  lms_chunk_t *c = NULL;
+  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
+  lms_status_t st;
+  uint64_t sum = lms_test_write(r.ctx, c, r.s[0], 5, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  /* Push it out, then fail the copy that would bring it back. */
+  lms_chunk_t *d = NULL;
+  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
+  lms_test_write(r.ctx, d, r.s[0], 6, &st);
+  cr_assert(not(lms_chunk_resident(r.ctx, c)));
+  lms__sim_report_t rep;
+  lms__sim_report(r.ctx->dev, &rep);
+  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_copy_h2d, rep.calls[LMS__DEVOP_copy_h2d] + 1);
+  void *p = NULL;
+  cr_assert(eq(int, lms_acquire(r.ctx, c, r.s[0], LMS_ACCESS_READ, &p), LMS_ERR_DEVICE));
+  cr_assert(strstr(lms_ctx_last_error(r.ctx), "copy_h2d") != NULL, "%s",
+            lms_ctx_last_error(r.ctx));
+  cr_assert(not(lms_chunk_resident(r.ctx, c)));
+  cr_assert(eq(u64, lms_test_read(r.ctx, c, r.s[0], &st), sum));
+  cr_assert(eq(int, st, LMS_OK));
+  lms_free(r.ctx, c);
+  lms_free(r.ctx, d);
+  teardown(&r);
+}
+
+Test(faults, injected_write_back_failure_keeps_the_device_copy) {
+  run_t r;
+  cr_assert(eq(int, setup(&r), 0));
+  lms_chunk_t *c = NULL, *d = NULL;
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
+  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
+  uint64_t sum = lms_test_write(r.ctx, c, r.s[0], 5, &st);
+  lms__sim_report_t rep;
+  lms__sim_report(r.ctx->dev, &rep);
+  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_copy_d2h, rep.calls[LMS__DEVOP_copy_d2h] + 1);
+  void *p = NULL;
+  /* d needs c's room; c's write-back fails, so d cannot come in. */
+  cr_assert(eq(int, lms_acquire(r.ctx, d, r.s[0], LMS_ACCESS_WRITE, &p), LMS_ERR_DEVICE));
+  cr_assert(lms_chunk_resident(r.ctx, c));
+  cr_assert(eq(u64, lms_test_read(r.ctx, c, r.s[0], &st), sum));
+  /* The retry writes c back and succeeds. */
+  cr_assert(eq(int, lms_acquire(r.ctx, d, r.s[0], LMS_ACCESS_WRITE, &p), LMS_OK));
+  lms_release(r.ctx, d, r.s[0]);
+  cr_assert(not(lms_chunk_resident(r.ctx, c)));
+  cr_assert(eq(u64, lms_test_read(r.ctx, c, r.s[0], &st), sum));
+  lms_free(r.ctx, c);
+  lms_free(r.ctx, d);
+  teardown(&r);
+}

@@ -1,0 +1,186 @@
+/* test_stress.c - integrity under concurrency: 4 threads on 2 streams do
+ * 100,000 random allocate / free / acquire / write / read / release
+ * operations on the simulated device, under a GPU limit several times
+ * smaller than the live data, and every chunk's bytes are checked against
+ * the checksum of what was last written to it. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "support.h"
+
+#define THREADS 4
+#define OPS_PER_THREAD 25000
+#define SLOTS 24                 /* chunks a thread may hold */
+#define MAX_CHUNK (512u << 10)   /* 4 KiB .. 512 KiB */
+#define GPU_LIMIT "6MiB"         /* live data reaches ~4 x 24 x 260 KiB */
+
+typedef struct worker {
+  lms_ctx_t *ctx;
+  lms_stream_t *streams;
+  unsigned id;
+  uint64_t rng;
+  lms_chunk_t *chunk[SLOTS];
+  uint64_t sum[SLOTS];
+  uint64_t ops, reads, writes, mismatches, failures;
+  uint64_t peak_live;
+  lms_status_t first_failure;
+  char failure[256];
+} worker_t;
+
+static atomic_ullong live_bytes, peak_live_bytes;
+
+static uint64_t next(worker_t *w) {
+  w->rng ^= w->rng << 13;
+  w->rng ^= w->rng >> 7;
+  w->rng ^= w->rng << 17;
+  return w->rng;
+}
+
+static void note_failure(worker_t *w, lms_status_t st, const char *what) {
+  if (w->failures++ == 0) {
+    w->first_failure = st;
+    snprintf(w->failure, sizeof w->failure, "%s: %s: %s", what,
+             lms_status_name(st), lms_ctx_last_error(w->ctx));
+  }
+}
+
+static void add_live(int64_t d) {
+  unsigned long long now = atomic_fetch_add(&live_bytes, (unsigned long long)d) + (unsigned long long)d;
+  unsigned long long peak = atomic_load(&peak_live_bytes);
+  while (now > peak && !atomic_compare_exchange_weak(&peak_live_bytes, &peak, now)) {
+  }
+}
+
+static void *work(void *arg) {
+  worker_t *w = arg;
+  for (uint64_t op = 0; op < OPS_PER_THREAD; op++) {
+    unsigned slot = (unsigned)(next(w) % SLOTS);
+    lms_stream_t s = w->streams[next(w) % 2];
+    lms_chunk_t *c = w->chunk[slot];
+    unsigned kind = (unsigned)(next(w) % 10);
+    lms_status_t st;
+    w->ops++;
+    if (c == NULL) {
+      /* Allocate and write. */
+      size_t n = 4096 + (size_t)(next(w) % (MAX_CHUNK - 4096));
+      st = lms_alloc(w->ctx, n, &w->chunk[slot]);
+      if (st != LMS_OK) {
+        note_failure(w, st, "alloc");
+        continue;
+      }
+      add_live((int64_t)n);
+      w->sum[slot] = lms_test_write(w->ctx, w->chunk[slot], s, next(w), &st);
+      if (st != LMS_OK) note_failure(w, st, "first write");
+      w->writes++;
+    } else if (kind == 0) {
+      /* Verify, then free. */
+      uint64_t got = lms_test_read(w->ctx, c, s, &st);
+      if (st != LMS_OK) note_failure(w, st, "read before free");
+      else if (got != w->sum[slot]) w->mismatches++;
+      add_live(-(int64_t)lms_chunk_size(c));
+      st = lms_free(w->ctx, c);
+      if (st != LMS_OK) note_failure(w, st, "free");
+      w->chunk[slot] = NULL;
+    } else if (kind <= 4) {
+      uint64_t got = lms_test_read(w->ctx, c, s, &st);
+      if (st != LMS_OK) note_failure(w, st, "read");
+      else if (got != w->sum[slot]) w->mismatches++;
+      w->reads++;
+    } else if (kind <= 6) {
+      w->sum[slot] = lms_test_write(w->ctx, c, s, next(w), &st);
+      if (st != LMS_OK) note_failure(w, st, "write");
+      w->writes++;
+    } else {
+      /* Two chunks held at once: copy the head of one into the other, a
+       * read-modify-write of the destination. */
+      unsigned other = (unsigned)((slot + 1 + next(w) % (SLOTS - 1)) % SLOTS);
+      lms_chunk_t *d = w->chunk[other];
+      if (d == NULL) continue;
+      void *ps = NULL, *pd = NULL;
+      st = lms_acquire(w->ctx, c, s, LMS_ACCESS_READ, &ps);
+      if (st != LMS_OK) {
+        note_failure(w, st, "acquire source");
+        continue;
+      }
+      st = lms_acquire(w->ctx, d, s, LMS_ACCESS_RW, &pd);
+      if (st == LMS_OK) {
+        if (lms_test_checksum(ps, lms_chunk_size(c)) != w->sum[slot] ||
+            lms_test_checksum(pd, lms_chunk_size(d)) != w->sum[other])
+          w->mismatches++;
+        size_t n = lms_chunk_size(c) < lms_chunk_size(d) ? lms_chunk_size(c)
+                                                         : lms_chunk_size(d);
+        memcpy(pd, ps, n / 2);
+        w->sum[other] = lms_test_checksum(pd, lms_chunk_size(d));
+        lms_compute(w->ctx, s, 2000);
+        if ((st = lms_release(w->ctx, d, s)) != LMS_OK) note_failure(w, st, "release dest");
+      } else {
+        note_failure(w, st, "acquire dest");
+      }
+      if ((st = lms_release(w->ctx, c, s)) != LMS_OK) note_failure(w, st, "release source");
+      w->reads++;
+      w->writes++;
+    }
+  }
+  /* Final check of everything still held. */
+  for (unsigned slot = 0; slot < SLOTS; slot++) {
+    if (w->chunk[slot] == NULL) continue;
+    lms_status_t st;
+    uint64_t got = lms_test_read(w->ctx, w->chunk[slot], w->streams[0], &st);
+    if (st != LMS_OK) note_failure(w, st, "final read");
+    else if (got != w->sum[slot]) w->mismatches++;
+    add_live(-(int64_t)lms_chunk_size(w->chunk[slot]));
+    if (lms_free(w->ctx, w->chunk[slot]) != LMS_OK) note_failure(w, st, "final free");
+  }
+  return NULL;
+}
+
+Test(stress, four_threads_two_streams_no_byte_changes, .timeout = 600) {
+  lms_ctx_t *ctx = lms_test_ctx(GPU_LIMIT, "0", NULL);
+  cr_assert(ctx != NULL);
+  lms_stream_t streams[2];
+  cr_assert(eq(int, lms_stream_create(ctx, &streams[0]), LMS_OK));
+  cr_assert(eq(int, lms_stream_create(ctx, &streams[1]), LMS_OK));
+  worker_t w[THREADS];
+  pthread_t t[THREADS];
+  memset(w, 0, sizeof w);
+  for (unsigned i = 0; i < THREADS; i++) {
+    w[i].ctx = ctx;
+    w[i].streams = streams;
+    w[i].id = i;
+    w[i].rng = 0x1234567ull * (i + 1);
+    cr_assert(eq(int, pthread_create(&t[i], NULL, work, &w[i]), 0));
+  }
+  uint64_t ops = 0, mismatches = 0, failures = 0, reads = 0;
+  for (unsigned i = 0; i < THREADS; i++) {
+    pthread_join(t[i], NULL);
+    ops += w[i].ops;
+    reads += w[i].reads;
+    mismatches += w[i].mismatches;
+    failures += w[i].failures;
+    cr_expect(eq(u64, w[i].failures, 0), "thread %u: %s", i, w[i].failure);
+  }
+  lms_stats_t st;
+  lms_stats_get(ctx, &st);
+  cr_log_info("ops %llu, reads %llu, peak live %llu bytes under a %s limit, "
+              "swaps in %lld, written back %lld, dropped %lld",
+              (unsigned long long)ops, (unsigned long long)reads,
+              (unsigned long long)atomic_load(&peak_live_bytes), GPU_LIMIT,
+              (long long)st.swaps_in.total, (long long)st.swaps_out.total,
+              (long long)st.drops.total);
+  cr_assert(ge(u64, ops, 100000));
+  cr_assert(eq(u64, mismatches, 0));
+  cr_assert(eq(u64, failures, 0));
+  /* Several times the limit was live, and it moved. */
+  cr_assert(ge(u64, atomic_load(&peak_live_bytes), 3ull * (6u << 20)));
+  cr_assert(le(i64, st.device_reserved.peak, 6 << 20));
+  cr_assert(gt(i64, st.swaps_out.total, 1000));
+  cr_assert(gt(i64, st.drops.total, 1000));
+  cr_assert(eq(i64, st.chunks.current, 0));
+  lms_stream_destroy(ctx, streams[0]);
+  lms_stream_destroy(ctx, streams[1]);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
