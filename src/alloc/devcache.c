@@ -235,8 +235,9 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   size_t seg = size <= LMS__SMALL_REQUEST
                    ? LMS__SMALL_SEGMENT
                    : round_up(size, LMS__SMALL_SEGMENT);
-  if (reserved(dc) + seg > dc->limit) seg = size;
-  if (reserved(dc) + seg > dc->limit) return LMS_ERR_DEVICE_OOM;
+  uint64_t room = dc->limit - reserved(dc); /* reserved <= limit always */
+  if (seg > room) seg = size;
+  if (seg > room) return LMS_ERR_DEVICE_OOM;
   lms__segment_t *s = calloc(1, sizeof *s);
   lms__block_t *b = calloc(1, sizeof *b);
   if (s == NULL || b == NULL) {

@@ -182,10 +182,22 @@ lms_status_t lms__hostpool_create(lms_dev_t *dev, uint64_t limit,
   size_t sz = sizeof hp->arena;
   int rc = mallctl("arenas.create", &hp->arena, &sz, &hooks, sizeof hooks);
   if (rc != 0) {
-    lms__errf(err, "jemalloc arenas.create failed (error %d)", rc);
+    /* jemalloc pins a few MiB of its own bookkeeping when the arena is
+     * made; a host limit below that refuses it. */
+    lms_status_t st = LMS_ERR_INTERNAL;
+    if (limit != 0 && hp->pinned + (8u << 20) > limit) {
+      st = LMS_ERR_HOST_OOM;
+      lms__errf(err, "host out of memory: a --host-limit of %llu bytes "
+                "leaves no room for the pinned pool's own bookkeeping "
+                "(about 4 MiB); accepted: a limit of 8MiB or more",
+                (unsigned long long)limit);
+    } else {
+      lms__errf(err, "jemalloc arenas.create failed (error %d)", rc);
+    }
+    free_slabs(hp);
     pthread_mutex_destroy(&hp->lock);
     free(hp);
-    return LMS_ERR_INTERNAL;
+    return st;
   }
   hp->arena_made = 1;
   /* Grow retained memory in steps of at most 64 MiB beyond a request. */

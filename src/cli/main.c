@@ -25,8 +25,7 @@ static void usage(FILE *f) {
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
-          "  version   the version\n"
-          "options (flag, environment twin, default):\n");
+          "  version   the version\n\n");
   char buf[8192];
   lms_options_help(buf, sizeof buf);
   fputs(buf, f);

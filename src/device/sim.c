@@ -655,9 +655,15 @@ static uint64_t sim_now_ns(lms_dev_t *d) {
   return now;
 }
 
-static void table_free_all(sim_table_t *t) {
-  for (size_t i = 0; i < t->n; i++)
-    munmap((void *)t->v[i].base, map_size(t->v[i].size));
+/* Frees every entry of t: memory ranges are unmapped, stream and event
+ * handles (heap objects) freed. */
+static void table_free_all(sim_table_t *t, int mapped) {
+  for (size_t i = 0; i < t->n; i++) {
+    if (mapped)
+      munmap((void *)t->v[i].base, map_size(t->v[i].size));
+    else
+      free((void *)t->v[i].base);
+  }
   free(t->v);
   t->v = NULL;
   t->n = t->cap = 0;
@@ -669,10 +675,10 @@ static void table_free_all(sim_table_t *t) {
 static void sim_destroy(lms_dev_t *d) {
   if (d == NULL) return;
   sim_t *s = (sim_t *)d;
-  table_free_all(&s->dev);
-  table_free_all(&s->host);
-  table_free_all(&s->streams);
-  table_free_all(&s->events);
+  table_free_all(&s->dev, 1);
+  table_free_all(&s->host, 1);
+  table_free_all(&s->streams, 0);
+  table_free_all(&s->events, 0);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }

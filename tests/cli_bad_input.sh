@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# cli_bad_input.sh LMS - the command line refuses bad input with exit status
+# 2 and a message that names the option and what it accepts; good input
+# passes.  Prints one line per case and "N passed, N failed" at the end.
+set -u
+lms=$1
+pass=0
+fail=0
+
+# expect STATUS PATTERN [VAR=VALUE ...] -- ARGS...
+expect() {
+  local want=$1 pattern=$2
+  shift 2
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local out rc
+  out=$(env -u LMS_KB -u LMS_FRAC "${envs[@]}" "$lms" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq "$want" ] && grep -qF -- "$pattern" <<<"$out"; then
+    pass=$((pass + 1))
+    echo "ok   ${envs[*]} lms $*"
+  else
+    fail=$((fail + 1))
+    echo "FAIL ${envs[*]} lms $* (exit $rc, wanted $want and '$pattern'):"
+    echo "$out" | sed 's/^/     /'
+  fi
+}
+
+expect 2 "-lms"             -- options -lms -5
+expect 2 "whole number"     -- options -lms -5
+expect 2 "-lms"             -- options -lms abc
+expect 2 "no unit"          -- options -lms 12kb
+expect 2 "-lms_frac"        -- options -lms_frac 1.5
+expect 2 "from 0 to 1"      -- options -lms_frac 1.5
+expect 2 "-lms_frac"        -- options -lms_frac nan
+expect 2 "--gpu-limit"      -- options --gpu-limit 0
+expect 2 "--gpu-limit"      -- options --gpu-limit -1G
+expect 2 "--gpu-limit"      -- options --gpu-limit 10XB
+expect 2 "GiB"              -- options --gpu-limit 10XB
+expect 2 "--host-limit"     -- options --host-limit 2PiB
+expect 2 "--link"           -- options --link pcie9
+expect 2 "--device"         -- options --device tpu
+expect 2 "unknown option"   -- options --frobnicate
+expect 2 "missing"          -- options --gpu-limit
+expect 2 "LMS_GPU_LIMIT"    LMS_GPU_LIMIT=lots -- options
+expect 2 "LMS_FRAC"         LMS_FRAC=2 -- options
+expect 2 "unknown command"  -- frobnicate
+expect 2 "no command"       --
+# An unknown LMS_* variable is a warning, not an error.
+expect 0 "LMS_FROBNICATE"   LMS_FROBNICATE=1 -- options
+# Good input, through flags and the environment, with flags winning.
+expect 0 "8192"             -- options -lms 8192 -lms_frac 0.4 --gpu-limit 16GiB
+expect 0 "17179869184"      -- options --gpu-limit=16GiB
+expect 0 "0.4"              LMS_FRAC=0.9 -- options --lms-frac 0.4
+expect 0 "--gpu-limit"      -- help
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,25 @@
+# Tests that run programs rather than Criterion suites: the command line's
+# answers to bad input, and the dynamic-linking promise of liblms.so.
+
+add_test(NAME cli_bad_input
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_bad_input.sh $<TARGET_FILE:lms_cli>)
+set_tests_properties(cli_bad_input PROPERTIES LABELS cpu)
+
+add_executable(malloc_owner tests/malloc_owner.c)
+target_link_libraries(malloc_owner PRIVATE lms ${CMAKE_DL_LIBS})
+add_executable(malloc_owner_plain tests/malloc_owner.c)
+target_include_directories(malloc_owner_plain PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(malloc_owner_plain PRIVATE ${CMAKE_DL_LIBS})
+target_compile_definitions(malloc_owner_plain PRIVATE LMS_NO_LINK=1)
+
+add_test(NAME malloc_untouched_when_linked
+  COMMAND malloc_owner --use-lms)
+# Preloading liblms.so puts jemalloc into the process as well.  The
+# sanitizers' runtime must come first in a preload, so this one runs in
+# plain builds only.
+if(NOT LMS_SANITIZE)
+  add_test(NAME malloc_untouched_when_preloaded COMMAND malloc_owner_plain)
+  set_tests_properties(malloc_untouched_when_preloaded PROPERTIES
+    ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:lms>")
+endif()
+set_tests_properties(malloc_untouched_when_linked PROPERTIES LABELS cpu)
