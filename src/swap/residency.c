@@ -136,19 +136,26 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
   return LMS_ERR_DEVICE_OOM;
 }
 
-/* The stream a dropped block may be reused on at once: the one stream
- * that used it, or the device-to-host stream made to wait for several. */
+/* The stream a dropped block may be reused on at once: the one stream that
+ * used it, when that is all; otherwise the device-to-host stream, made to
+ * wait for every use and for a swap-in copy not known to be done.  A
+ * write-back whose completion could not be tracked (home_unknown) is on the
+ * device-to-host stream already, so that stream orders after it too. */
 static lms_status_t drop_stream(lms__swap_t *s, lms_chunk_t *c, void **out) {
-  if (c->nuses == 0) {
-    *out = NULL;
+  int copy_in_flight =
+      c->ready_pending && !event_done(s, c->ready_ev, "event_query at a drop");
+  if (!copy_in_flight && !c->home_unknown && c->nuses <= 1) {
+    c->ready_pending = 0;
+    *out = c->nuses == 1 ? c->uses[0].stream : NULL;
     return LMS_OK;
   }
-  if (c->nuses == 1) {
-    *out = c->uses[0].stream;
-    return LMS_OK;
-  }
+  lms_status_t st;
   for (int i = 0; i < c->nuses; i++) {
-    lms_status_t st = s->dev->ops->stream_wait(s->dev, s->d2h, c->uses[i].event);
+    st = s->dev->ops->stream_wait(s->dev, s->d2h, c->uses[i].event);
+    if (st != LMS_OK) return device_error(s, st, "stream_wait before a drop");
+  }
+  if (copy_in_flight) {
+    st = s->dev->ops->stream_wait(s->dev, s->d2h, c->ready_ev);
     if (st != LMS_OK) return device_error(s, st, "stream_wait before a drop");
   }
   *out = s->d2h;
@@ -193,9 +200,16 @@ static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
        * copy's fate is unknown: keep the chunk resident and dirty. */
       device_error(s, LMS_ERR_DEVICE, "event_record after write-back");
       st = d->ops->stream_sync(d, s->d2h);
-      if (st != LMS_OK) return device_error(s, st, "stream_sync after write-back");
+      if (st != LMS_OK) {
+        /* The copy is queued and may still run: remember that, so the
+         * block and the home are not reused before the d2h stream's
+         * work is known to be done. */
+        c->home_unknown = 1;
+        return device_error(s, st, "stream_sync after write-back");
+      }
       c->home_pending = 0;
     }
+    c->home_unknown = 0; /* later d2h work orders after any earlier copy */
     lms__stat_add(&s->stats.bytes_d2h, (int64_t)c->size);
     lms__stat_add(&s->stats.swaps_out, 1);
     stream = s->d2h;
@@ -222,14 +236,16 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c) {
     } else {
       st = d->ops->stream_wait(d, s->h2d, c->home_ev);
       if (st != LMS_OK) {
-        lms__devcache_free(&s->cache, block, NULL);
+        lms__devcache_free(&s->cache, block, s->h2d);
         return device_error(s, st, "stream_wait for a write-back");
       }
     }
   }
   st = d->ops->copy_h2d(d, block, c->home, c->size, s->h2d);
   if (st != LMS_OK) {
-    lms__devcache_free(&s->cache, block, NULL);
+    /* The block may have been taken from earlier h2d work still in flight;
+     * freeing it on h2d keeps that order. */
+    lms__devcache_free(&s->cache, block, s->h2d);
     return device_error(s, st, "copy_h2d (swap-in)");
   }
   c->ready_pending = 0;
@@ -348,9 +364,19 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
     lru_remove(s, c);
     forget_device_copy(s, c, stream);
   }
+  if (c->home_unknown &&
+      s->dev->ops->stream_sync(s->dev, s->d2h) == LMS_OK)
+    c->home_unknown = 0;
   if (c->host_homed) {
     lms__registry_remove(&s->registry, &c->home_reg);
-    if (c->home_pending && !event_done(s, c->home_ev, "event_query at free")) {
+    /* A swap-in copy may still be reading the home; that cannot change any
+     * chunk's bytes, and the pool keeps its memory pinned until the
+     * context ends, so only copies writing into the home hold it back. */
+    if (c->home_unknown) {
+      LMS_LOG(WARN, SWAP, "a write-back into %p may still run; the home is "
+              "not reused", c->home);
+    } else if (c->home_pending &&
+               !event_done(s, c->home_ev, "event_query at free")) {
       lms__deferred_t *df = malloc(sizeof *df);
       if (df != NULL) {
         df->home = c->home;

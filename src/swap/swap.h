@@ -34,6 +34,7 @@ struct lms_chunk {
   int ready_pending;
   void *home_ev;   /* after the copy that last wrote the home */
   int home_pending;
+  int home_unknown; /* a write-back was queued but could not be tracked */
   struct {
     void *stream;
     void *event;
