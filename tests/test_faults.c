@@ -210,3 +210,42 @@ Test(faults, injected_write_back_failure_keeps_the_device_copy) {
   lms_free(r.ctx, d);
   teardown(&r);
 }
+
+/* A swap-in whose caller could not be made to wait leaves the chunk
+ * resident with its copy in flight; freeing the chunk then must not make
+ * the block reusable by others before that copy is done. */
+Test(faults, untracked_swap_in_block_is_not_reused_early) {
+  run_t r;
+  cr_assert(eq(int, setup(&r), 0));
+  lms_chunk_t *c = NULL, *d = NULL;
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
+  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
+  lms_test_write(r.ctx, c, r.s[0], 1, &st);
+  lms_test_write(r.ctx, d, r.s[0], 2, &st);
+  cr_assert(not(lms_chunk_resident(r.ctx, c)));
+  lms_free(r.ctx, d);
+  lms__sim_report_t rep;
+  lms__sim_report(r.ctx->dev, &rep);
+  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_stream_wait,
+                   rep.calls[LMS__DEVOP_stream_wait] + 1);
+  void *p = NULL;
+  cr_assert(eq(int, lms_acquire(r.ctx, c, r.s[0], LMS_ACCESS_READ, &p),
+               LMS_ERR_DEVICE));
+  cr_assert(lms_chunk_resident(r.ctx, c));
+  void *block = c->dptr;
+  /* When all work queued so far, the swap-in copy included, is done. */
+  lms__sim_report(r.ctx->dev, &rep);
+  uint64_t copy_end = rep.now_ns;
+  cr_assert(gt(u64, copy_end, lms_now_ns(r.ctx)));
+  cr_assert(eq(int, lms_free(r.ctx, c), LMS_OK));
+  void *q = NULL;
+  cr_assert(eq(int, lms__devcache_alloc(&r.ctx->swap.cache, 1 << 20, NULL, &q),
+               LMS_OK));
+  cr_assert(q != block || lms_now_ns(r.ctx) >= copy_end,
+            "the block came back at %llu ns, before its copy ended at %llu",
+            (unsigned long long)lms_now_ns(r.ctx), (unsigned long long)copy_end);
+  lms__devcache_free(&r.ctx->swap.cache, q, NULL);
+  r.c[0] = NULL;
+  teardown(&r);
+}
