@@ -43,21 +43,13 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
   lms__log_configure(ctx->opts.log.level, ctx->opts.log.subsys,
                      ctx->opts.log_file);
 
-  lms_status_t st = lms__dev_open(&ctx->opts, &ctx->dev, ctx->err);
-  if (st != LMS_OK) {
-    fprintf(stderr, "lms: %s\n", ctx->err);
-    pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
-    return st;
-  }
+  lms_status_t st;
+  LMS_CHECK_GOTO(lms__dev_open(&ctx->opts, &ctx->dev, ctx->err), st, fail);
   size_t free_b = 0, total_b = 0;
   st = ctx->dev->ops->mem_info(ctx->dev, &free_b, &total_b);
   if (st != LMS_OK) {
-    fprintf(stderr, "lms: mem_info: %s\n", ctx->dev->last_error);
-    ctx->dev->ops->destroy(ctx->dev);
-    pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
-    return st;
+    lms__errf(ctx->err, "mem_info: %s", ctx->dev->last_error);
+    goto fail;
   }
   uint64_t budget = ctx->opts.gpu_limit ? ctx->opts.gpu_limit : total_b;
   if (budget > total_b) budget = total_b;
@@ -67,19 +59,20 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
                     .capacity = budget},
       .host_limit = ctx->opts.host_limit,
   };
-  st = lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err);
-  if (st != LMS_OK) {
-    fprintf(stderr, "lms: %s\n", ctx->err);
-    ctx->dev->ops->destroy(ctx->dev);
-    pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
-    return st;
-  }
+  LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
   LMS_LOG(INFO, CORE, "context on the %s device: budget %llu bytes, -lms %lld, "
           "-lms_frac %.3f", ctx->dev->ops->name, (unsigned long long)budget,
           (long long)ctx->opts.lms_kb, ctx->opts.lms_frac);
   *out = ctx;
   return LMS_OK;
+
+fail:
+  /* No context comes back to hold the message, so it goes to stderr. */
+  fprintf(stderr, "lms: %s\n", ctx->err);
+  if (ctx->dev != NULL) ctx->dev->ops->destroy(ctx->dev);
+  pthread_mutex_destroy(&ctx->lock);
+  free(ctx);
+  return st;
 }
 
 static lms_status_t write_stats_file(lms_ctx_t *ctx) {
