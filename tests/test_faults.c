@@ -104,6 +104,25 @@ static uint64_t device_calls(lms_ctx_t *ctx) {
   return rep.total_calls;
 }
 
+/* Makes the next call of `op` fail. */
+static void fail_next(run_t *r, lms__dev_op_t op) {
+  lms__sim_report_t rep;
+  lms__sim_report(r->ctx->dev, &rep);
+  lms__sim_fail_op(r->ctx->dev, op, rep.calls[op] + 1);
+}
+
+/* A 1 MiB chunk c written with `seed`, and a 1.5 MiB chunk d that cannot
+ * share the 2 MiB budget with it; returns c's checksum. */
+static uint64_t two_chunks(run_t *r, lms_chunk_t **c, lms_chunk_t **d,
+                           uint64_t seed) {
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(r->ctx, 1 << 20, c), LMS_OK));
+  cr_assert(eq(int, lms_alloc(r->ctx, 1536 << 10, d), LMS_OK));
+  uint64_t sum = lms_test_write(r->ctx, *c, r->s[0], seed, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  return sum;
+}
+
 Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
   run_t r;
   cr_assert(eq(int, setup(&r), 0));
@@ -160,19 +179,13 @@ Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
 Test(faults, injected_copy_failure_leaves_the_chunk_on_the_host) {
   run_t r;
   cr_assert(eq(int, setup(&r), 0));
-  lms_chunk_t *c = NULL;
-  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
+  lms_chunk_t *c = NULL, *d = NULL;
   lms_status_t st;
-  uint64_t sum = lms_test_write(r.ctx, c, r.s[0], 5, &st);
-  cr_assert(eq(int, st, LMS_OK));
-  /* Push it out, then fail the copy that would bring it back. */
-  lms_chunk_t *d = NULL;
-  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
+  uint64_t sum = two_chunks(&r, &c, &d, 5);
+  /* Push c out, then fail the copy that would bring it back. */
   lms_test_write(r.ctx, d, r.s[0], 6, &st);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
-  lms__sim_report_t rep;
-  lms__sim_report(r.ctx->dev, &rep);
-  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_copy_h2d, rep.calls[LMS__DEVOP_copy_h2d] + 1);
+  fail_next(&r, LMS__DEVOP_copy_h2d);
   void *p = NULL;
   cr_assert(eq(int, lms_acquire(r.ctx, c, r.s[0], LMS_ACCESS_READ, &p), LMS_ERR_DEVICE));
   cr_assert(strstr(lms_ctx_last_error(r.ctx), "copy_h2d") != NULL, "%s",
@@ -190,12 +203,8 @@ Test(faults, injected_write_back_failure_keeps_the_device_copy) {
   cr_assert(eq(int, setup(&r), 0));
   lms_chunk_t *c = NULL, *d = NULL;
   lms_status_t st;
-  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
-  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
-  uint64_t sum = lms_test_write(r.ctx, c, r.s[0], 5, &st);
-  lms__sim_report_t rep;
-  lms__sim_report(r.ctx->dev, &rep);
-  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_copy_d2h, rep.calls[LMS__DEVOP_copy_d2h] + 1);
+  uint64_t sum = two_chunks(&r, &c, &d, 5);
+  fail_next(&r, LMS__DEVOP_copy_d2h);
   void *p = NULL;
   /* d needs c's room; c's write-back fails, so d cannot come in. */
   cr_assert(eq(int, lms_acquire(r.ctx, d, r.s[0], LMS_ACCESS_WRITE, &p), LMS_ERR_DEVICE));
@@ -219,22 +228,18 @@ Test(faults, untracked_swap_in_block_is_not_reused_early) {
   cr_assert(eq(int, setup(&r), 0));
   lms_chunk_t *c = NULL, *d = NULL;
   lms_status_t st;
-  cr_assert(eq(int, lms_alloc(r.ctx, 1 << 20, &c), LMS_OK));
-  cr_assert(eq(int, lms_alloc(r.ctx, 1536 << 10, &d), LMS_OK));
-  lms_test_write(r.ctx, c, r.s[0], 1, &st);
+  two_chunks(&r, &c, &d, 1);
   lms_test_write(r.ctx, d, r.s[0], 2, &st);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
   lms_free(r.ctx, d);
-  lms__sim_report_t rep;
-  lms__sim_report(r.ctx->dev, &rep);
-  lms__sim_fail_op(r.ctx->dev, LMS__DEVOP_stream_wait,
-                   rep.calls[LMS__DEVOP_stream_wait] + 1);
+  fail_next(&r, LMS__DEVOP_stream_wait);
   void *p = NULL;
   cr_assert(eq(int, lms_acquire(r.ctx, c, r.s[0], LMS_ACCESS_READ, &p),
                LMS_ERR_DEVICE));
   cr_assert(lms_chunk_resident(r.ctx, c));
   void *block = c->dptr;
   /* When all work queued so far, the swap-in copy included, is done. */
+  lms__sim_report_t rep;
   lms__sim_report(r.ctx->dev, &rep);
   uint64_t copy_end = rep.now_ns;
   cr_assert(gt(u64, copy_end, lms_now_ns(r.ctx)));

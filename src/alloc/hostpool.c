@@ -237,18 +237,20 @@ void lms__hostpool_free(lms__hostpool_t *hp, void *ptr) {
   if (ptr != NULL) dallocx(ptr, MALLOCX_TCACHE_NONE);
 }
 
-uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp) {
+/* Reads one of the pool's counters, which the extent hooks update from any
+ * thread under the pool's lock. */
+static uint64_t read_locked(const lms__hostpool_t *hp, const uint64_t *field) {
   lms__hostpool_t *m = (lms__hostpool_t *)hp;
   pthread_mutex_lock(&m->lock);
-  uint64_t v = m->pinned;
+  uint64_t v = *field;
   pthread_mutex_unlock(&m->lock);
   return v;
 }
 
+uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp) {
+  return read_locked(hp, &hp->pinned);
+}
+
 uint64_t lms__hostpool_failures(const lms__hostpool_t *hp) {
-  lms__hostpool_t *m = (lms__hostpool_t *)hp;
-  pthread_mutex_lock(&m->lock);
-  uint64_t v = m->failures;
-  pthread_mutex_unlock(&m->lock);
-  return v;
+  return read_locked(hp, &hp->failures);
 }
