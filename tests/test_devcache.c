@@ -511,9 +511,26 @@ Test(devcache_stream, full_cache_waits_for_pending, .init = cache_up,
   busy(A, FOREVER_NS);
   put(x, A);
   cr_assert(eq(ptr, get(MIB, B), x));
+  cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS),
+            "the host blocked instead of ordering B after A's work");
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
   cr_assert(ge(u64, dev->ops->now_ns(dev), FOREVER_NS),
-            "B got the block before A's work was done");
+            "B's work could start before A's work on the block was done");
   cr_assert(eq(u64, reserved(), 2 * MIB));
+}
+
+/* Without a stream to order, a full cache still waits on the host. */
+Test(devcache_stream, full_cache_null_stream_blocks, .init = cache_up,
+     .fini = cache_down) {
+  dc.limit = 2 * MIB;
+  void *A = new_stream();
+  char *x, *y;
+  two_blocks(A, &x, &y);
+  busy(A, FOREVER_NS);
+  put(x, A);
+  cr_assert(eq(ptr, get(MIB, NULL), x));
+  cr_assert(ge(u64, dev->ops->now_ns(dev), FOREVER_NS),
+            "a block for any stream was handed out before A was done");
 }
 
 Test(devcache_stream, null_stream_free_is_reusable_by_anyone,

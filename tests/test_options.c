@@ -443,7 +443,11 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
                   "--device",   "sim",          "--link",
                   "25/26",      "--log",        "debug,alloc,swap",
                   "--log-file", "lms.%p.log",   "--stats=s.json",
-                  "--fail",     "malloc:3,memcpy_h2d:1", NULL};
+                  "--fail",     "malloc:3,memcpy_h2d:1",
+                  "--policy",   "lru",          "--schedule",
+                  "stack",      "--prefetch-window", "16,2GiB",
+                  "--trace",    "t.trace",      "--sim-bytes",
+                  "off",        NULL};
   int argc = NARGS(argv);
   cr_assert(eq(int, lms_options_parse_args(g_opts, &argc, argv), LMS_OK),
             "%s", lms_options_error(g_opts));
@@ -462,6 +466,12 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
   cr_assert(eq(str, o->log_file, "lms.%p.log"));
   cr_assert(eq(str, o->stats, "s.json"));
   cr_assert(eq(str, o->fail, "malloc:3,memcpy_h2d:1"));
+  cr_assert(eq(int, (int)o->policy, LMS_POLICY_LRU));
+  cr_assert(eq(int, (int)o->schedule, LMS_SCHED_STACK));
+  cr_assert(eq(u32, o->prefetch_window.steps, 16));
+  cr_assert(eq(u64, o->prefetch_window.bytes, 2ull << 30));
+  cr_assert(eq(str, o->trace, "t.trace"));
+  cr_assert(eq(int, o->sim_bytes, 0));
   for (int i = 0; i < LMS__OPT_COUNT; i++)
     cr_assert(eq(int, o->source[i], LMS__SRC_SET), "option %d", i);
 }

@@ -120,6 +120,9 @@ LMS_API uint64_t lms_now_ns(lms_ctx_t *ctx);
 #define LMS_ACCESS_READ 1u
 #define LMS_ACCESS_WRITE 2u
 #define LMS_ACCESS_RW (LMS_ACCESS_READ | LMS_ACCESS_WRITE)
+/* With LMS_ACCESS_WRITE: the caller overwrites every byte, so the chunk's
+ * old contents need not be brought to the device (a layer's output). */
+#define LMS_ACCESS_OVERWRITE 4u
 
 /* Allocates a chunk of `size` bytes (> 0).  Placement follows the -lms and
  * -lms_frac rule: a host-homed chunk lives in pinned host memory and visits
@@ -131,8 +134,10 @@ LMS_API lms_status_t lms_free(lms_ctx_t *ctx, lms_chunk_t *chunk);
  * address in *dptr, valid until lms_release().  Work enqueued on `stream`
  * after this call sees the chunk's bytes.  Acquires nest: a chunk stays
  * resident until every acquire is released.  `access` is LMS_ACCESS_READ,
- * LMS_ACCESS_WRITE or both; a written chunk is copied back before its device
- * copy is dropped, a chunk only read is dropped without a copy. */
+ * LMS_ACCESS_WRITE or both, optionally with LMS_ACCESS_OVERWRITE; a written
+ * chunk is copied back before its device copy is dropped, a chunk only read
+ * is dropped without a copy.  A chunk's bytes are undefined until it is
+ * first written, as with cudaMalloc, so that first acquire moves nothing. */
 LMS_API lms_status_t lms_acquire(lms_ctx_t *ctx, lms_chunk_t *chunk,
                                  lms_stream_t stream, unsigned access,
                                  void **dptr);
@@ -150,6 +155,28 @@ LMS_API size_t lms_chunk_size(const lms_chunk_t *chunk);
 LMS_API int lms_chunk_host_homed(const lms_chunk_t *chunk);
 /* 1 if the chunk has a valid copy on the device right now. */
 LMS_API int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk);
+
+/* ---- Steps and schedules --------------------------------------------- */
+/* A step is one unit of device work (a layer's forward or backward): the
+ * chunks it acquires and the work enqueued with them.  Marking steps lets
+ * lms learn the program's period and prefetch the chunks of the next steps
+ * while this one runs.  A program that never calls lms_step_begin gets one
+ * step per acquire. */
+LMS_API lms_status_t lms_step_begin(lms_ctx_t *ctx);
+
+typedef struct lms_step_ref {
+  lms_chunk_t *chunk;
+  unsigned access; /* LMS_ACCESS_READ, LMS_ACCESS_WRITE or both */
+} lms_step_ref_t;
+
+/* Declares the next step of the program's schedule: the chunks it uses
+ * and (for traces and the simulator) its compute time.  A declared
+ * schedule repeats; the first lms_step_begin after declaring is its first
+ * step.  It replaces learning; lms_schedule_clear goes back to learning. */
+LMS_API lms_status_t lms_schedule_step(lms_ctx_t *ctx,
+                                       const lms_step_ref_t *refs, size_t n,
+                                       uint64_t compute_ns);
+LMS_API lms_status_t lms_schedule_clear(lms_ctx_t *ctx);
 
 /* ---- Stats ----------------------------------------------------------- */
 
@@ -171,7 +198,15 @@ LMS_API int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk);
   X(segments, "device segments held")                                         \
   X(device_ooms, "device out-of-memory failures")                             \
   X(host_ooms, "host out-of-memory failures")                                 \
-  X(device_errors, "device operations that failed")
+  X(device_errors, "device operations that failed")                          \
+  X(steps, "steps begun (lms_step_begin, or acquires without steps)")        \
+  X(prefetches, "chunks brought in ahead of use")                            \
+  X(prefetch_hits, "acquires served by a prefetch that had arrived")         \
+  X(prefetch_late, "acquires that waited for a prefetch still in flight")    \
+  X(prefetch_wasted, "prefetched chunks evicted before any use")             \
+  X(demand_misses, "acquires that had to start a swap-in themselves")        \
+  X(cache_hits, "acquires of host-homed chunks still resident from before")  \
+  X(stall_ns, "ns the acquiring stream waited for data (where known)")
 
 typedef struct lms_stat {
   int64_t current;
@@ -179,7 +214,7 @@ typedef struct lms_stat {
   int64_t total;
 } lms_stat_t;
 
-#define LMS_STATS_VERSION 1
+#define LMS_STATS_VERSION 2
 
 typedef struct lms_stats {
   int version; /* LMS_STATS_VERSION */

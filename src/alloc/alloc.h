@@ -60,9 +60,15 @@ void lms__devcache_fini(lms__devcache_t *dc);
  * on another stream only once the event recorded at its free says that
  * stream is done with it.  Otherwise a new segment, within the limit;
  * otherwise it waits for pending blocks and returns unused segments before
- * giving LMS_ERR_DEVICE_OOM. */
+ * giving LMS_ERR_DEVICE_OOM.  With a stream, a block still pending on
+ * another stream may be taken by making `stream` wait for its event
+ * (Note [Stream-ordered reuse] in devcache.c) before anything blocks. */
 lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
                                  void *stream, void **out);
+/* The same, but never blocks the calling thread: no waiting for pending
+ * blocks.  For prefetches, which would rather not happen than wait. */
+lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
+                                        void *stream, void **out);
 /* Returns a block.  `stream` is the last stream whose work uses it (NULL:
  * no work uses it); the block is reusable on that stream at once and on
  * others when that work is done. */

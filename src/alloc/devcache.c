@@ -16,6 +16,16 @@
  * a small request does not pin a large pending block whole.  If recording
  * the event fails, the block stays bound to S until a full sync.
  *
+ * Note [Stream-ordered reuse]
+ * When no ready block fits, a request on stream T may still take a block
+ * pending on another stream: T is made to wait for the block's event, so
+ * T's later work runs after every use of the block, as cudaMallocAsync
+ * orders its pool.  This keeps the host from blocking on the device, which
+ * matters for the swap path: the copy that brings a chunk into a victim's
+ * block is ordered after the victim's write-back on the device, while the
+ * host goes on enqueueing.  A block whose event could not be recorded is
+ * not taken this way.
+ *
  * Invariants (lms__devcache_check): blocks tile their segment; no two
  * neighbouring free blocks are both ready (they would have merged); every
  * free block is in free_blocks, every used one in used_blocks; the stats
@@ -275,8 +285,39 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   return LMS_OK;
 }
 
+/* The smallest pending block of the request's kind that holds `size`,
+ * taken for `stream` after making it wait; NULL if none or the wait fails. */
+static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
+                                   void *stream) {
+  lms__block_t *best = NULL;
+  for (lms__block_t *b = dc->pending; b != NULL; b = b->pnext) {
+    if (b->event == NULL || b->size < size || !same_kind(b, size)) continue;
+    if (best == NULL || b->size < best->size) best = b;
+  }
+  if (best == NULL) return NULL;
+  if (best->stream != stream &&
+      dc->dev->ops->stream_wait(dc->dev, stream, best->event) != LMS_OK) {
+    device_error(dc, "stream_wait for a pending block");
+    return NULL;
+  }
+  return best;
+}
+
+static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
+                               int may_block, void **out);
+
 lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
                                  void *stream, void **out) {
+  return alloc_impl(dc, size, stream, 1, out);
+}
+
+lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
+                                        void *stream, void **out) {
+  return alloc_impl(dc, size, stream, 0, out);
+}
+
+static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
+                               int may_block, void **out) {
   if (size == 0 || size > SIZE_MAX - LMS__SMALL_SEGMENT) {
     lms__errf(dc->err, "device allocation of %zu bytes: accepted sizes are "
                        "1 byte up to the device limit", size);
@@ -290,7 +331,9 @@ lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
     st = grow(dc, want);
     if (st == LMS_OK) b = find_fit(dc, want, stream, 1);
   }
-  if (b == NULL && st != LMS_ERR_DEVICE && dc->pending != NULL) {
+  if (b == NULL && st != LMS_ERR_DEVICE && stream != NULL)
+    b = claim_pending(dc, want, stream);
+  if (b == NULL && st != LMS_ERR_DEVICE && dc->pending != NULL && may_block) {
     /* Wait for blocks still in flight on other streams, then look again. */
     lms__devcache_sync(dc);
     b = find_fit(dc, want, stream, 1);

@@ -58,8 +58,15 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
                     .frac = ctx->opts.lms_frac,
                     .capacity = budget},
       .host_limit = ctx->opts.host_limit,
+      .policy = ctx->opts.policy,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
+  st = lms__plan_create(&ctx->swap, &ctx->opts, &ctx->plan);
+  if (st != LMS_OK) {
+    lms__errf(ctx->err, "no host memory for the planner");
+    lms__swap_fini(&ctx->swap);
+    goto fail;
+  }
   LMS_LOG(INFO, CORE, "context on the %s device: budget %llu bytes, -lms %lld, "
           "-lms_frac %.3f", ctx->dev->ops->name, (unsigned long long)budget,
           (long long)ctx->opts.lms_kb, ctx->opts.lms_frac);
@@ -97,6 +104,12 @@ lms_status_t lms_ctx_destroy(lms_ctx_t *ctx) {
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = lms__swap_sync(&ctx->swap);
   lms_status_t wst = write_stats_file(ctx);
+  char terr[LMS__ERRBUF] = "";
+  lms_status_t tst = lms__plan_destroy(ctx->plan, terr);
+  if (tst != LMS_OK) {
+    fprintf(stderr, "lms: --trace: %s\n", terr);
+    if (wst == LMS_OK) wst = tst;
+  }
   lms__swap_fini(&ctx->swap);
   ctx->dev->ops->destroy(ctx->dev);
   pthread_mutex_unlock(&ctx->lock);
@@ -141,8 +154,72 @@ lms_status_t lms_stream_sync(lms_ctx_t *ctx, lms_stream_t stream) {
 
 lms_status_t lms_compute(lms_ctx_t *ctx, lms_stream_t stream, uint64_t ns) {
   if (ctx == NULL || stream == NULL) return LMS_ERR_INVALID;
-  return dev_call(ctx, ctx->dev->ops->compute(ctx->dev, stream, ns),
-                  "lms_compute");
+  lms_status_t st = dev_call(ctx, ctx->dev->ops->compute(ctx->dev, stream, ns),
+                             "lms_compute");
+  if (st == LMS_OK) {
+    pthread_mutex_lock(&ctx->lock);
+    lms__plan_on_compute(ctx->plan, ns);
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  return st;
+}
+
+lms_status_t lms_step_begin(lms_ctx_t *ctx) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  pthread_mutex_lock(&ctx->lock);
+  /* Steps seen so far were single acquires (setup, say): learning starts
+   * over with the program's own steps. */
+  if (!ctx->explicit_steps) lms__plan_relearn(ctx->plan);
+  ctx->explicit_steps = 1;
+  lms_status_t st = lms__plan_step(ctx->plan);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+lms_status_t lms_schedule_step(lms_ctx_t *ctx, const lms_step_ref_t *refs,
+                               size_t n, uint64_t compute_ns) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  if (refs == NULL && n > 0)
+    return fail(ctx, LMS_ERR_INVALID, "%s: refs is NULL", "lms_schedule_step");
+  if (n > 65536)
+    return fail(ctx, LMS_ERR_INVALID, "%s: more than 65536 chunks in one "
+                "step", "lms_schedule_step");
+  lms_chunk_t **chunks = malloc((n ? n : 1) * sizeof *chunks);
+  unsigned *access = malloc((n ? n : 1) * sizeof *access);
+  if (chunks == NULL || access == NULL) {
+    free(chunks);
+    free(access);
+    return fail(ctx, LMS_ERR_HOST_OOM, "%s: no host memory", "lms_schedule_step");
+  }
+  lms_status_t st = LMS_OK;
+  for (size_t i = 0; i < n && st == LMS_OK; i++) {
+    if (!lms__swap_is_chunk(refs[i].chunk))
+      st = fail(ctx, LMS_ERR_INVALID, "%s: a reference is not a live chunk",
+                "lms_schedule_step");
+    else if (refs[i].access == 0 || (refs[i].access & ~LMS_ACCESS_RW) != 0)
+      st = fail(ctx, LMS_ERR_INVALID, "%s: access must be LMS_ACCESS_READ, "
+                "LMS_ACCESS_WRITE or both", "lms_schedule_step");
+    chunks[i] = refs[i].chunk;
+    access[i] = refs[i].access;
+  }
+  if (st == LMS_OK) {
+    pthread_mutex_lock(&ctx->lock);
+    st = lms__plan_declare(ctx->plan, chunks, access, n, compute_ns);
+    pthread_mutex_unlock(&ctx->lock);
+    if (st != LMS_OK)
+      fail(ctx, st, "%s: no host memory for the schedule", "lms_schedule_step");
+  }
+  free(chunks);
+  free(access);
+  return st;
+}
+
+lms_status_t lms_schedule_clear(lms_ctx_t *ctx) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  pthread_mutex_lock(&ctx->lock);
+  lms__plan_declare_clear(ctx->plan);
+  pthread_mutex_unlock(&ctx->lock);
+  return LMS_OK;
 }
 
 uint64_t lms_now_ns(lms_ctx_t *ctx) {
@@ -162,6 +239,12 @@ lms_status_t lms_alloc(lms_ctx_t *ctx, size_t size, lms_chunk_t **out) {
   if (out == NULL) return fail(ctx, LMS_ERR_INVALID, "%s: out is NULL", "lms_alloc");
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = lms__swap_alloc(&ctx->swap, size, out);
+  if (st == LMS_OK && lms__plan_on_alloc(ctx->plan, *out) != LMS_OK) {
+    lms__swap_free(&ctx->swap, *out);
+    *out = NULL;
+    st = LMS_ERR_HOST_OOM;
+    lms__errf(ctx->err, "lms_alloc: no host memory for the planner's entry");
+  }
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }
@@ -173,8 +256,12 @@ lms_status_t lms_free(lms_ctx_t *ctx, lms_chunk_t *chunk) {
   lms_status_t st = LMS_ERR_INVALID;
   if (!lms__swap_is_chunk(chunk))
     fail(ctx, st, "%s: not a live chunk", "lms_free");
-  else
+  else if (chunk->pins > 0)
+    st = lms__swap_free(&ctx->swap, chunk); /* refuses: still acquired */
+  else {
+    lms__plan_on_free(ctx->plan, chunk);
     st = lms__swap_free(&ctx->swap, chunk);
+  }
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }
@@ -186,12 +273,19 @@ lms_status_t lms_acquire(lms_ctx_t *ctx, lms_chunk_t *chunk,
   if (stream == NULL || dptr == NULL)
     return fail(ctx, LMS_ERR_INVALID, "%s: stream and dptr must not be NULL",
                 "lms_acquire");
-  if (access == 0 || (access & ~LMS_ACCESS_RW) != 0)
+  if ((access & LMS_ACCESS_RW) == 0 ||
+      (access & ~(LMS_ACCESS_RW | LMS_ACCESS_OVERWRITE)) != 0 ||
+      ((access & LMS_ACCESS_OVERWRITE) && !(access & LMS_ACCESS_WRITE)))
     return fail(ctx, LMS_ERR_INVALID,
-                "%s: access must be LMS_ACCESS_READ, LMS_ACCESS_WRITE or both",
+                "%s: access must be LMS_ACCESS_READ, LMS_ACCESS_WRITE or both, "
+                "and LMS_ACCESS_OVERWRITE only with LMS_ACCESS_WRITE",
                 "lms_acquire");
   pthread_mutex_lock(&ctx->lock);
-  lms_status_t st = lms__swap_acquire(&ctx->swap, chunk, stream, access, dptr);
+  lms_status_t st = LMS_OK;
+  if (!ctx->explicit_steps) st = lms__plan_step(ctx->plan);
+  if (st == LMS_OK)
+    st = lms__swap_acquire(&ctx->swap, chunk, stream, access, dptr);
+  if (st == LMS_OK) lms__plan_on_acquire(ctx->plan, chunk, access);
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }

@@ -8,6 +8,7 @@
 
 #include "core/options.h"
 #include "device/device.h"
+#include "graph/graph.h"
 #include "swap/swap.h"
 
 struct lms_ctx {
@@ -15,6 +16,8 @@ struct lms_ctx {
   lms__opts_t opts;
   lms_dev_t *dev;
   lms__swap_t swap;
+  lms__plan_t *plan;
+  int explicit_steps; /* lms_step_begin was called: acquires do not end steps */
   char err[LMS__ERRBUF]; /* last failure; shared by the context's threads */
 };
 

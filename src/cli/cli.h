@@ -2,9 +2,54 @@
 #ifndef LMS_CLI_CLI_H
 #define LMS_CLI_CLI_H
 
+#include <stdio.h>
+
+#include "core/options.h"
+#include "graph/graph.h"
 #include "lms/lms.h"
+#include "replay/replay.h"
 
 /* `lms demo`: returns the process exit status. */
 int lms__cli_demo(const lms_options_t *base);
+
+/* ---- `lms sim` (sim.c) --------------------------------------------------- */
+
+typedef struct lms__sim_args {
+  char input[LMS__PATH_MAX];  /* a built-in's name or a trace path */
+  lms__wl_params_t params;    /* train < 0: the default (training) */
+  int iterations;             /* per run; the last is measured */
+  int declare;                /* declare the schedule instead of learning */
+  lms__link_t links[16];
+  size_t nlinks;
+  lms__policy_t policies[16];
+  size_t npolicies;
+  uint64_t capacities[16];
+  size_t ncapacities;
+  char json[LMS__PATH_MAX];   /* "" none, "-" stdout */
+} lms__sim_args_t;
+
+void lms__sim_args_init(lms__sim_args_t *a);
+/* Moves the flags of `lms sim` (and their values) out of argv into out
+ * (room for argc entries), so that the options parser sees only its own;
+ * returns how many were moved. */
+int lms__sim_extract_args(int *argc, char **argv, char **out);
+/* Parses the arguments after "sim"; prints why and returns -1 if bad. */
+int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a);
+lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
+                           char *err);
+lms_status_t lms__sim_in_memory(const lms__workload_t *w,
+                                const lms__opts_t *base, int iterations,
+                                lms__replay_result_t *out, char *err);
+lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
+                          const lms__link_t *link, uint64_t capacity,
+                          lms__policy_t policy, int iterations, int declare,
+                          lms__replay_result_t *out, char *err);
+void lms__sim_describe(FILE *f, const lms__workload_t *w);
+void lms__sim_print_header(FILE *f);
+void lms__sim_print_row(FILE *f, const char *link, lms__policy_t policy,
+                        uint64_t capacity, const lms__replay_result_t *r,
+                        uint64_t inmem_ns);
+/* `lms sim`: returns the process exit status. */
+int lms__cli_sim(const lms_options_t *base, int argc, char **argv);
 
 #endif

@@ -22,6 +22,13 @@ static void usage(FILE *f) {
           "  demo      forward and backward of a GoogleNet-shaped network "
           "larger than the GPU limit,\n"
           "            on the simulated device, over several links\n"
+          "  sim WORKLOAD|TRACE [--batch N] [--size N] [--train|--forward]\n"
+          "            [--links L,..] [--policies P,..] [--capacities SIZE,..]\n"
+          "            [--iterations N] [--device-tflops T] [--declare] "
+          "[--json PATH|-]\n"
+          "            replay a built-in workload (googlenet, unet3d) or a "
+          "trace on the\n"
+          "            simulated device and compare policies and links\n"
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
@@ -44,15 +51,32 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  /* `lms sim` has flags of its own: set them aside for it. */
+  int is_sim = 0;
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "sim") == 0) is_sim = 1;
+  char **sim_argv = calloc((size_t)argc + 1, sizeof *sim_argv);
+  int sim_argc = 0;
+  if (sim_argv == NULL) {
+    fprintf(stderr, "lms: out of memory\n");
+    lms_options_destroy(opts);
+    return 1;
+  }
+  if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
   if (lms_options_load_env(opts) != LMS_OK ||
       lms_options_parse_args(opts, &argc, argv) != LMS_OK) {
     fprintf(stderr, "lms: %s\n", lms_options_error(opts));
     lms_options_destroy(opts);
+    free(sim_argv);
     return 2;
   }
   int rc;
   const char *cmd = argc > 1 ? argv[1] : "";
-  if (argc > 2) {
+  if (strcmp(cmd, "sim") == 0) {
+    /* The words after "sim" (the workload) join its own flags. */
+    for (int i = 2; i < argc; i++) sim_argv[sim_argc++] = argv[i];
+    rc = lms__cli_sim(opts, sim_argc, sim_argv);
+  } else if (argc > 2) {
     fprintf(stderr, "lms: unexpected argument '%s' after '%s'; see 'lms help'\n",
             argv[2], cmd);
     rc = 2;
@@ -80,5 +104,6 @@ int main(int argc, char **argv) {
     rc = 2;
   }
   lms_options_destroy(opts);
+  free(sim_argv);
   return rc;
 }

@@ -42,6 +42,10 @@
 #define META_LOG "LEVEL[,SUBSYS...]"
 #define META_PATH "PATH"
 #define META_FAULT "OP:N[,OP:N]"
+#define META_POLICY "POLICY"
+#define META_SCHED "SOURCE"
+#define META_WINDOW "STEPS[,BYTES|P%]"
+#define META_BOOL "on|off"
 
 /* What a kind accepts, for the "missing value" message. */
 #define FORM_KB "a whole number of KB with no unit, or -1 for off"
@@ -52,6 +56,11 @@
 #define FORM_LOG "LEVEL[,SUBSYS...], e.g. info or debug,alloc,swap"
 #define FORM_PATH "a file path"
 #define FORM_FAULT "OP:N[,OP:N], e.g. malloc:3"
+#define FORM_POLICY "ondemand, lru or schedule"
+#define FORM_SCHED "learn, stack or off"
+#define FORM_WINDOW                                                           \
+  "STEPS[,BYTES or PERCENT%], e.g. 64,50% or 16,2GiB; 0 turns prefetch off"
+#define FORM_BOOL "on/off, 1/0, true/false or yes/no"
 
 typedef struct opt_meta {
   const char *flag;
@@ -83,6 +92,20 @@ static const char *const g_device_names[] = {
 };
 
 #define NDEVICE_NAMES (sizeof g_device_names / sizeof g_device_names[0])
+
+static const char *const g_policy_names[] = {
+    [LMS_POLICY_ONDEMAND] = "ondemand",
+    [LMS_POLICY_LRU] = "lru",
+    [LMS_POLICY_SCHEDULE] = "schedule",
+};
+
+static const char *const g_sched_names[] = {
+    [LMS_SCHED_LEARN] = "learn",
+    [LMS_SCHED_STACK] = "stack",
+    [LMS_SCHED_OFF] = "off",
+};
+
+#define NAMES_LEN(t) (sizeof(t) / sizeof(t)[0])
 
 /* ---- Output into a caller's buffer, snprintf style -------------------- */
 
@@ -363,6 +386,94 @@ static lms_status_t parse_link(const char *what, const char *text,
   return LMS_ERR_INVALID;
 }
 
+/* One name of a table; *out gets its index. */
+static lms_status_t parse_name(const char *what, const char *text,
+                               const char *const *names, size_t n,
+                               const char *form, int *out, char *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(text, names[i]) == 0) {
+      *out = (int)i;
+      return LMS_OK;
+    }
+  }
+  lms__errf(err, "%s: unknown value '%s'; accepted: %s", what, text, form);
+  return LMS_ERR_INVALID;
+}
+
+static lms_status_t parse_policy(const char *what, const char *text,
+                                 lms__policy_t *out, char *err) {
+  int v;
+  LMS_CHECK(parse_name(what, text, g_policy_names, NAMES_LEN(g_policy_names),
+                       FORM_POLICY, &v, err));
+  *out = (lms__policy_t)v;
+  return LMS_OK;
+}
+
+static lms_status_t parse_sched(const char *what, const char *text,
+                                lms__sched_source_t *out, char *err) {
+  int v;
+  LMS_CHECK(parse_name(what, text, g_sched_names, NAMES_LEN(g_sched_names),
+                       FORM_SCHED, &v, err));
+  *out = (lms__sched_source_t)v;
+  return LMS_OK;
+}
+
+/* STEPS[,BYTES|PERCENT%]: a whole number of steps (0..1000000), then
+ * optionally a size with a unit or a percentage of the budget (0 < p <=
+ * 100).  Without the second part the bytes default to half the budget. */
+static lms_status_t parse_window(const char *what, const char *text,
+                                 lms__window_t *out, char *err) {
+  lms__window_t w = {.steps = 0, .bytes = 0, .percent = 50.0};
+  const char *p = text;
+  if (!is_digit(*p)) goto bad;
+  uint64_t steps = 0;
+  while (is_digit(*p)) {
+    steps = steps * 10 + (uint64_t)(*p - '0');
+    if (steps > 1000000) {
+      lms__errf(err, "%s: '%s' asks for more than 1000000 steps of "
+                "lookahead; accepted: %s", what, text, FORM_WINDOW);
+      return LMS_ERR_INVALID;
+    }
+    p++;
+  }
+  w.steps = (uint32_t)steps;
+  if (*p == ',') {
+    const char *second = p + 1;
+    size_t len = strlen(second);
+    if (len > 0 && second[len - 1] == '%') {
+      char num[32];
+      if (len - 1 == 0 || len - 1 >= sizeof num) goto bad;
+      memcpy(num, second, len - 1);
+      num[len - 1] = '\0';
+      for (size_t i = 0; num[i] != '\0'; i++)
+        if (!is_digit(num[i]) && num[i] != '.') goto bad;
+      char *end = NULL;
+      double pct = strtod(num, &end);
+      if (end == num || *end != '\0' || !(pct > 0.0) || pct > 100.0) {
+        lms__errf(err, "%s: '%s': the percentage must be above 0 and at "
+                  "most 100; accepted: %s", what, text, FORM_WINDOW);
+        return LMS_ERR_INVALID;
+      }
+      w.percent = pct;
+    } else {
+      char msg[LMS__ERRBUF];
+      if (lms__parse_size(what, second, &w.bytes, msg) != LMS_OK) {
+        lms__errf(err, "%s: '%s': the second part is not a size or a "
+                  "percentage; accepted: %s", what, text, FORM_WINDOW);
+        return LMS_ERR_INVALID;
+      }
+    }
+  } else if (*p != '\0') {
+    goto bad;
+  }
+  *out = w;
+  return LMS_OK;
+bad:
+  lms__errf(err, "%s: '%s' is not a window; accepted: %s", what, text,
+            FORM_WINDOW);
+  return LMS_ERR_INVALID;
+}
+
 /* Writes "a, b, c" of a name table into a fixed buffer. */
 static void join_names(char *buf, size_t size, const char *const *names,
                        size_t n) {
@@ -475,6 +586,10 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
 #define PARSE_DEVICE(w, t, o, f, e) parse_device(w, t, &(o)->f, e)
 #define PARSE_LINK(w, t, o, f, e) parse_link(w, t, &(o)->f, e)
 #define PARSE_LOG(w, t, o, f, e) parse_log(w, t, &(o)->f, e)
+#define PARSE_POLICY(w, t, o, f, e) parse_policy(w, t, &(o)->f, e)
+#define PARSE_SCHED(w, t, o, f, e) parse_sched(w, t, &(o)->f, e)
+#define PARSE_WINDOW(w, t, o, f, e) parse_window(w, t, &(o)->f, e)
+#define PARSE_BOOL(w, t, o, f, e) lms__parse_bool(w, t, &(o)->f, e)
 #define PARSE_PATH(w, t, o, f, e)                                             \
   parse_path(w, t, (o)->f##_buf, sizeof (o)->f##_buf, e)
 #define PARSE_FAULT(w, t, o, f, e)                                            \
@@ -487,6 +602,10 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
 #define BIND_DEVICE(o, f)
 #define BIND_LINK(o, f)
 #define BIND_LOG(o, f)
+#define BIND_POLICY(o, f)
+#define BIND_SCHED(o, f)
+#define BIND_WINDOW(o, f)
+#define BIND_BOOL(o, f)
 #define BIND_PATH(o, f) (o)->f = (o)->f##_buf;
 #define BIND_FAULT(o, f) (o)->f = (o)->f##_buf;
 
@@ -749,6 +868,16 @@ static void show_log(textbuf_t *t, const lms__logspec_t *l) {
     if (l->subsys & (1u << i)) tb_printf(t, ",%s", lms__log_subsys_names[i]);
 }
 
+static void show_window(textbuf_t *t, const lms__window_t *w) {
+  if (w->steps == 0) {
+    tb_printf(t, "off");
+    return;
+  }
+  tb_printf(t, "%u steps, ", w->steps);
+  if (w->bytes != 0) show_size(t, w->bytes);
+  else tb_printf(t, "%g%% of the budget", w->percent);
+}
+
 static const char *device_name(lms__device_kind_t d) {
   return (size_t)d < NDEVICE_NAMES ? g_device_names[d] : "?";
 }
@@ -767,6 +896,14 @@ static const char *device_name(lms__device_kind_t d) {
 #define SHOW_PATH(t, o, f)                                                    \
   tb_printf(t, "%s", (o)->f##_buf[0] != '\0' ? (o)->f##_buf : "unset")
 #define SHOW_FAULT(t, o, f) SHOW_PATH(t, o, f)
+#define SHOW_POLICY(t, o, f)                                                  \
+  tb_printf(t, "%s", (size_t)(o)->f < NAMES_LEN(g_policy_names)              \
+                         ? g_policy_names[(o)->f] : "?")
+#define SHOW_SCHED(t, o, f)                                                   \
+  tb_printf(t, "%s", (size_t)(o)->f < NAMES_LEN(g_sched_names)               \
+                         ? g_sched_names[(o)->f] : "?")
+#define SHOW_WINDOW(t, o, f) show_window(t, &(o)->f)
+#define SHOW_BOOL(t, o, f) tb_printf(t, "%s", (o)->f ? "on" : "off")
 
 size_t lms_options_describe(const lms_options_t *opts, char *buf,
                             size_t size) {

@@ -18,6 +18,26 @@ typedef enum lms__device_kind {
   LMS_DEVICE_CUDA
 } lms__device_kind_t;
 
+typedef enum lms__policy {
+  LMS_POLICY_ONDEMAND = 0, /* caffe-ibm: swap in at acquire, out at release */
+  LMS_POLICY_LRU,          /* prefetch; least recently used victims */
+  LMS_POLICY_SCHEDULE      /* prefetch; furthest next use victims */
+} lms__policy_t;
+
+typedef enum lms__sched_source {
+  LMS_SCHED_LEARN = 0, /* period of the acquire sequence */
+  LMS_SCHED_STACK,     /* training stack discipline of allocations */
+  LMS_SCHED_OFF
+} lms__sched_source_t;
+
+/* How far ahead prefetch looks: at most `steps` steps and at most `bytes`
+ * (or, when bytes is 0, `percent` of the device budget) not yet needed. */
+typedef struct lms__window {
+  uint32_t steps;  /* 0: prefetch off */
+  uint64_t bytes;  /* 0: use percent */
+  double percent;  /* of the budget, 0..100 */
+} lms__window_t;
+
 typedef struct lms__logspec {
   int level;         /* lms__log_level_t */
   unsigned subsys;   /* mask of LMS_LOG_SUB(...) bits */
@@ -27,7 +47,8 @@ typedef struct lms__logspec {
 
 /* X(field, kind, flag, alt_flag, env, default, help)
  *   kind: KB (whole KB, -1 = off), FRAC (0..1), SIZE (bytes with unit,
- *   > 0), DEVICE, LINK, LOG, PATH (text), FAULT (OP:N[,OP:N]).
+ *   > 0), DEVICE, LINK, LOG, PATH (text), FAULT (OP:N[,OP:N]), POLICY,
+ *   SCHED, WINDOW (STEPS[,BYTES|PERCENT%]), BOOL.
  *   flag: written "--flag"; a flag named with an underscore is caffe's
  *   spelling and is also accepted with one dash ("-lms", "-lms_frac").
  *   alt_flag: another accepted name, or NULL. */
@@ -51,7 +72,20 @@ typedef struct lms__logspec {
   X(stats, PATH, "stats", NULL, "LMS_STATS", "",                              \
     "write stats as JSON to this file when the context ends")                 \
   X(fail, FAULT, "fail", NULL, "LMS_FAIL", "",                                \
-    "simulated device: fail the Nth call of an operation, OP:N[,OP:N]")
+    "simulated device: fail the Nth call of an operation, OP:N[,OP:N]")      \
+  X(policy, POLICY, "policy", NULL, "LMS_POLICY", "schedule",                 \
+    "ondemand (caffe-ibm: no prefetch), lru or schedule (prefetch; victims "  \
+    "by LRU or by furthest next use)")                                        \
+  X(schedule, SCHED, "schedule", NULL, "LMS_SCHEDULE", "learn",               \
+    "step sequence when none is declared: learn (from the acquires), "        \
+    "stack (allocation order), off")                                          \
+  X(prefetch_window, WINDOW, "prefetch-window", NULL, "LMS_PREFETCH_WINDOW",  \
+    "64,50%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
+    "budget]; 0 is off")                                                      \
+  X(trace, PATH, "trace", NULL, "LMS_TRACE", "",                              \
+    "write the run's steps as a trace to this file when the context ends")   \
+  X(sim_bytes, BOOL, "sim-bytes", NULL, "LMS_SIM_BYTES", "on",                \
+    "simulated device: move the bytes of copies; off keeps only the timing")
 
 /* The C type each kind is stored as. */
 #define LMS__OPT_T_KB int64_t
@@ -62,6 +96,10 @@ typedef struct lms__logspec {
 #define LMS__OPT_T_LOG lms__logspec_t
 #define LMS__OPT_T_PATH char *    /* points into the owning lms_options */
 #define LMS__OPT_T_FAULT char *
+#define LMS__OPT_T_POLICY lms__policy_t
+#define LMS__OPT_T_SCHED lms__sched_source_t
+#define LMS__OPT_T_WINDOW lms__window_t
+#define LMS__OPT_T_BOOL int
 
 typedef enum lms__opt_id {
 #define LMS__OPT_ID_(field, kind, flag, alt, env, def, help) LMS__OPT_##field,
@@ -86,6 +124,7 @@ typedef struct lms__opts {
   char log_file_buf[LMS__PATH_MAX];
   char stats_buf[LMS__PATH_MAX];
   char fail_buf[LMS__PATH_MAX];
+  char trace_buf[LMS__PATH_MAX];
   unsigned char source[LMS__OPT_COUNT];
 } lms__opts_t;
 

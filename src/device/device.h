@@ -98,6 +98,12 @@ typedef struct lms_dev_ops {
 
   /* Enqueues work that keeps the device busy for `ns` nanoseconds. */
   lms_status_t (*compute)(lms_dev_t *d, void *stream, uint64_t ns);
+  /* How long work enqueued on `stream` now would sit waiting for the
+   * event's work, in nanoseconds (0 when it would not wait).  A device that
+   * cannot tell returns LMS_ERR_UNSUPPORTED and the caller counts the wait
+   * from event_query alone.  Changes nothing and is not fault-injected. */
+  lms_status_t (*wait_cost)(lms_dev_t *d, void *stream, void *event,
+                            uint64_t *ns);
   /* The device clock in nanoseconds; never fails. */
   uint64_t (*now_ns)(lms_dev_t *d);
   /* Frees the device object itself. */
@@ -133,6 +139,9 @@ typedef struct lms__sim_config {
   uint64_t capacity;   /* bytes of simulated device memory, > 0 */
   lms__link_t link;    /* copy engines: one per direction */
   const char *fail;    /* fault spec "OP:N[,OP:N]" or NULL */
+  /* 1: copies move no bytes and memory is reserved, not backed, so that
+   * workloads larger than the host's memory can be timed. */
+  int timing_only;
 } lms__sim_config_t;
 
 /* Times per engine and call counts of a simulated device. */

@@ -24,6 +24,7 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
       .capacity = opts->gpu_limit ? opts->gpu_limit : LMS__SIM_DEFAULT_CAPACITY,
       .link = opts->link,
       .fail = opts->fail && opts->fail[0] ? opts->fail : NULL,
+      .timing_only = !opts->sim_bytes,
   };
   return lms__sim_create(&cfg, out, err);
 }

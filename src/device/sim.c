@@ -182,6 +182,7 @@ typedef struct sim {
   pthread_mutex_t mu;
   uint64_t capacity;
   lms__link_t link;
+  int timing_only;
   size_t page;
 
   uint64_t host_now;
@@ -311,8 +312,8 @@ static lms_status_t block_alloc(sim_t *s, sim_table_t *t, const char *what,
                     "bookkeeping", what);
   (void)align;
   size_t padded = map_size(size);
-  void *p = mmap(NULL, padded, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | (s->timing_only ? MAP_NORESERVE : 0);
+  void *p = mmap(NULL, padded, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (p == MAP_FAILED)
     return SIM_FAIL(s, LMS_ERR_HOST_OOM,
                     "%s: the host could not give %zu bytes to back the "
@@ -533,7 +534,7 @@ static lms_status_t copy_h2d_locked(sim_t *s, void *dst, const void *src,
   if (n == 0) return LMS_OK;
   LMS_CHECK(check_dev_range(s, "copy_h2d", "dst", dst, n));
   LMS_CHECK(check_host_range(s, "copy_h2d", "src", src, n));
-  memcpy(dst, src, n);
+  if (!s->timing_only) memcpy(dst, src, n);
   schedule(s, st, SIM_ENG_H2D,
            copy_ns(s->link.latency_us, s->link.h2d_gbps, n));
   s->bytes_h2d += n;
@@ -547,7 +548,7 @@ static lms_status_t copy_d2h_locked(sim_t *s, void *dst, const void *src,
   if (n == 0) return LMS_OK;
   LMS_CHECK(check_dev_range(s, "copy_d2h", "src", src, n));
   LMS_CHECK(check_host_range(s, "copy_d2h", "dst", dst, n));
-  memcpy(dst, src, n);
+  if (!s->timing_only) memcpy(dst, src, n);
   schedule(s, st, SIM_ENG_D2H,
            copy_ns(s->link.latency_us, s->link.d2h_gbps, n));
   s->bytes_d2h += n;
@@ -647,6 +648,24 @@ static lms_status_t sim_compute(lms_dev_t *d, void *stream, uint64_t ns) {
   SIM_ENTRY(compute, compute_locked(s_, stream, ns));
 }
 
+static lms_status_t sim_wait_cost(lms_dev_t *d, void *stream, void *event,
+                                  uint64_t *ns) {
+  sim_t *s = (sim_t *)d;
+  lms_status_t st = LMS_OK;
+  pthread_mutex_lock(&s->mu);
+  sim_stream_t *str = find_stream(s, stream);
+  sim_event_t *ev = find_event(s, event);
+  if (str == NULL || ev == NULL || ns == NULL) {
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "wait_cost: not a live stream and "
+                  "event of this device");
+  } else {
+    uint64_t ready = max_u64(str->tail, s->host_now);
+    *ns = ev->recorded && ev->time > ready ? ev->time - ready : 0;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
 static uint64_t sim_now_ns(lms_dev_t *d) {
   sim_t *s = (sim_t *)d;
   pthread_mutex_lock(&s->mu);
@@ -703,6 +722,7 @@ static const lms_dev_ops_t sim_ops = {
     .event_query = sim_event_query,
     .event_sync = sim_event_sync,
     .compute = sim_compute,
+    .wait_cost = sim_wait_cost,
     .now_ns = sim_now_ns,
     .destroy = sim_destroy,
 };
@@ -826,6 +846,7 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
   s->link = cfg->link;
+  s->timing_only = cfg->timing_only != 0;
   s->page = page > 0 ? (size_t)page : 4096;
   memcpy(s->fail_op, fail_op, sizeof fail_op);
   s->fail_any = fail_any;

@@ -79,6 +79,7 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   s->dev = dev;
   s->err = err;
   s->placement = cfg->placement;
+  s->policy = cfg->policy;
   s->events.dev = dev;
   s->stats.version = LMS_STATS_VERSION;
   s->stats.device_limit = cfg->placement.capacity;
@@ -112,13 +113,41 @@ static uint64_t bytes_acquired(const lms__swap_t *s, uint64_t *dev_homed) {
   return pinned;
 }
 
+/* Note [Choosing victims]
+ * Only unpinned resident host-homed chunks (the LRU list) can be evicted.
+ * Under the schedule policy the victim is the one whose next use is
+ * furthest away (Belady's choice, with the schedule as the oracle; ties go
+ * to the least recently released); otherwise the least recently released.
+ * A prefetch for step `need` takes a victim only if that victim's next use
+ * is later than `need`: bringing in what is needed later at the cost of
+ * what is needed sooner would only add traffic.  For a demand swap-in
+ * (need = LMS__NEVER) any victim will do. */
+static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
+  lms_chunk_t *best = s->lru_head;
+  if (best == NULL) return NULL;
+  if (s->next_use == NULL) return need == LMS__NEVER ? best : NULL;
+  uint64_t best_use = s->next_use(s->next_use_arg, best);
+  if (s->policy == LMS_POLICY_SCHEDULE) {
+    for (lms_chunk_t *c = best->lru_next; c != NULL; c = c->lru_next) {
+      uint64_t u = s->next_use(s->next_use_arg, c);
+      if (u > best_use) {
+        best = c;
+        best_use = u;
+      }
+    }
+  }
+  if (need != LMS__NEVER && best_use <= need) return NULL;
+  return best;
+}
+
 static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
                                  void **out) {
   for (;;) {
     lms_status_t st = lms__devcache_alloc(&s->cache, size, stream, out);
     if (st != LMS_ERR_DEVICE_OOM) return st;
-    if (s->lru_head == NULL) break;
-    st = evict(s, s->lru_head);
+    lms_chunk_t *victim = pick_victim(s, LMS__NEVER);
+    if (victim == NULL) break;
+    st = evict(s, victim);
     if (st != LMS_OK) return st;
   }
   uint64_t dev_homed = 0;
@@ -144,7 +173,12 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
 static lms_status_t drop_stream(lms__swap_t *s, lms_chunk_t *c, void **out) {
   int copy_in_flight =
       c->ready_pending && !event_done(s, c->ready_ev, "event_query at a drop");
-  if (!copy_in_flight && !c->home_unknown && c->nuses <= 1) {
+  /* A write-back that cleaned the chunk early may still read the block; it
+   * is on the device-to-host stream, so freeing there orders after it. */
+  int home_in_flight =
+      c->home_pending && !event_done(s, c->home_ev, "event_query at a drop");
+  if (!home_in_flight) c->home_pending = 0;
+  if (!copy_in_flight && !home_in_flight && !c->home_unknown && c->nuses <= 1) {
     c->ready_pending = 0;
     *out = c->nuses == 1 ? c->uses[0].stream : NULL;
     return LMS_OK;
@@ -180,56 +214,98 @@ static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
 
 /* Writes c home if dirty, then gives up its block.  c is resident,
  * host-homed and unpinned. */
-static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
+/* Copies c's device copy to its home on the device-to-host stream, after
+ * every use, and marks it clean.  c stays resident.  On failure c stays
+ * dirty and its device copy intact (Note [Failure leaves things as they
+ * were]). */
+static lms_status_t write_home(lms__swap_t *s, lms_chunk_t *c) {
   lms_dev_t *d = s->dev;
-  void *stream = NULL;
   lms_status_t st;
-  if (c->dirty) {
-    for (int i = 0; i < c->nuses; i++) {
-      st = d->ops->stream_wait(d, s->d2h, c->uses[i].event);
-      if (st != LMS_OK) return device_error(s, st, "stream_wait before write-back");
-    }
-    st = d->ops->copy_d2h(d, c->home, c->dptr, c->size, s->d2h);
-    if (st != LMS_OK) return device_error(s, st, "copy_d2h (write-back)");
-    if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
-      c->home_ev = NULL;
-    if (c->home_ev != NULL && d->ops->event_record(d, c->home_ev, s->d2h) == LMS_OK) {
-      c->home_pending = 1;
-    } else {
-      /* Without an event, wait for the copy here.  If even that fails the
-       * copy's fate is unknown: keep the chunk resident and dirty. */
-      device_error(s, LMS_ERR_DEVICE, "event_record after write-back");
-      st = d->ops->stream_sync(d, s->d2h);
-      if (st != LMS_OK) {
-        /* The copy is queued and may still run: remember that, so the
-         * block and the home are not reused before the d2h stream's
-         * work is known to be done. */
-        c->home_unknown = 1;
-        return device_error(s, st, "stream_sync after write-back");
-      }
-      c->home_pending = 0;
-    }
-    c->home_unknown = 0; /* later d2h work orders after any earlier copy */
-    lms__stat_add(&s->stats.bytes_d2h, (int64_t)c->size);
-    lms__stat_add(&s->stats.swaps_out, 1);
-    stream = s->d2h;
-    LMS_LOG(DEBUG, SWAP, "write-back %zu bytes from %p to %p", c->size, c->dptr,
-            c->home);
+  for (int i = 0; i < c->nuses; i++) {
+    st = d->ops->stream_wait(d, s->d2h, c->uses[i].event);
+    if (st != LMS_OK) return device_error(s, st, "stream_wait before write-back");
+  }
+  st = d->ops->copy_d2h(d, c->home, c->dptr, c->size, s->d2h);
+  if (st != LMS_OK) return device_error(s, st, "copy_d2h (write-back)");
+  if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
+    c->home_ev = NULL;
+  if (c->home_ev != NULL && d->ops->event_record(d, c->home_ev, s->d2h) == LMS_OK) {
+    c->home_pending = 1;
   } else {
-    st = drop_stream(s, c, &stream);
-    if (st != LMS_OK) return st;
+    /* Without an event, wait for the copy here.  If even that fails the
+     * copy's fate is unknown: keep the chunk resident and dirty. */
+    device_error(s, LMS_ERR_DEVICE, "event_record after write-back");
+    st = d->ops->stream_sync(d, s->d2h);
+    if (st != LMS_OK) {
+      /* The copy is queued and may still run: remember that, so the
+       * block and the home are not reused before the d2h stream's
+       * work is known to be done. */
+      c->home_unknown = 1;
+      return device_error(s, st, "stream_sync after write-back");
+    }
+    c->home_pending = 0;
+  }
+  c->home_unknown = 0; /* later d2h work orders after any earlier copy */
+  c->dirty = 0;
+  lms__stat_add(&s->stats.bytes_d2h, (int64_t)c->size);
+  lms__stat_add(&s->stats.swaps_out, 1);
+  LMS_LOG(DEBUG, SWAP, "write-back %zu bytes from %p to %p", c->size, c->dptr,
+          c->home);
+  return LMS_OK;
+}
+
+/* Writes c home if dirty, then gives up its block.  c is resident,
+ * host-homed and unpinned. */
+static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
+  void *stream = NULL;
+  if (c->dirty) {
+    LMS_CHECK(write_home(s, c));
+    stream = s->d2h;
+  } else {
+    LMS_CHECK(drop_stream(s, c, &stream));
     lms__stat_add(&s->stats.drops, 1);
   }
+  if (c->prefetched) lms__stat_add(&s->stats.prefetch_wasted, 1);
+  c->prefetched = 0;
   lru_remove(s, c);
   forget_device_copy(s, c, stream);
   return LMS_OK;
 }
 
-static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c) {
+lms_status_t lms__swap_clean(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->host_homed || c->dptr == NULL || !c->dirty || c->pins > 0)
+    return LMS_OK;
+  /* Only when the device-to-host stream would not sit waiting for the
+   * chunk's users: one stream runs in order, and a write-back stuck
+   * behind work far ahead would hold up every copy queued after it. */
   lms_dev_t *d = s->dev;
-  void *block = NULL;
-  lms_status_t st = alloc_device(s, c->size, s->h2d, &block);
-  if (st != LMS_OK) return st;
+  for (int i = 0; i < c->nuses; i++) {
+    uint64_t wait = 0;
+    if (d->ops->wait_cost != NULL &&
+        d->ops->wait_cost(d, s->d2h, c->uses[i].event, &wait) == LMS_OK) {
+      if (wait > 0) return LMS_OK;
+    } else if (!event_done(s, c->uses[i].event, "event_query before cleaning")) {
+      return LMS_OK;
+    }
+  }
+  return write_home(s, c);
+}
+
+/* Brings c into `block` (from alloc_device or a prefetch's allocation):
+ * the copy from its home, unless it has never held data. */
+static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
+                               int copy) {
+  lms_dev_t *d = s->dev;
+  lms_status_t st;
+  if (!copy) {
+    /* Nothing was ever written: there is nothing to bring in. */
+    c->dptr = block;
+    c->dirty = 0;
+    c->ready_pending = 0;
+    lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
+    lms__stat_add(&s->stats.resident_bytes, (int64_t)c->size);
+    return LMS_OK;
+  }
   if (c->home_pending) {
     if (event_done(s, c->home_ev, "event_query for a write-back")) {
       c->home_pending = 0;
@@ -268,6 +344,34 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c) {
   lms__stat_add(&s->stats.bytes_h2d, (int64_t)c->size);
   lms__stat_add(&s->stats.swaps_in, 1);
   LMS_LOG(DEBUG, SWAP, "swap-in %zu bytes from %p to %p", c->size, c->home, block);
+  return LMS_OK;
+}
+
+/* A chunk whose bytes are copied comes in on the copy stream; one without is used
+ * first by `stream`, so its block is ordered for that stream. */
+static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c, void *stream,
+                            int copy) {
+  void *block = NULL;
+  LMS_CHECK(alloc_device(s, c->size, copy ? s->h2d : stream, &block));
+  return swap_in_to(s, c, block, copy);
+}
+
+lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
+  if (!c->host_homed || c->dptr != NULL || !c->has_data) return LMS_OK;
+  void *block = NULL;
+  for (;;) {
+    lms_status_t st = lms__devcache_alloc_nowait(&s->cache, c->size, s->h2d,
+                                                 &block);
+    if (st == LMS_OK) break;
+    if (st != LMS_ERR_DEVICE_OOM) return st;
+    lms_chunk_t *victim = pick_victim(s, need);
+    if (victim == NULL) return LMS_NOT_READY;
+    LMS_CHECK(evict(s, victim));
+  }
+  LMS_CHECK(swap_in_to(s, c, block, 1));
+  c->prefetched = 1;
+  lru_push(s, c);
+  lms__stat_add(&s->stats.prefetches, 1);
   return LMS_OK;
 }
 
@@ -315,6 +419,24 @@ lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
   c->host_homed = lms__place_on_host(
       &s->placement, size, (uint64_t)s->stats.device_allocated.current);
   lms_status_t st;
+  if (!c->host_homed) {
+    st = alloc_device(s, size, NULL, &c->dptr);
+    if (st == LMS_ERR_DEVICE_OOM && s->placement.lms_kb >= 0) {
+      /* Note [Spilling what does not fit]: with LMS on, a chunk the rule
+       * would keep on the device goes to host memory when the device is
+       * full even after evicting, rather than failing: only what must is
+       * offloaded, as caffe-ibm's -lms with a huge threshold did. */
+      LMS_LOG(INFO, SWAP, "device full: %zu bytes spill to host memory", size);
+      s->stats.device_ooms.current--;
+      s->stats.device_ooms.total--;
+      c->host_homed = 1;
+    } else if (st != LMS_OK) {
+      free(c);
+      return st;
+    } else {
+      lms__registry_add(&s->registry, &c->dev_reg, c->dptr, size, c);
+    }
+  }
   if (c->host_homed) {
     st = lms__hostpool_alloc(s->pool, size, &c->home);
     if (st != LMS_OK) {
@@ -334,15 +456,9 @@ lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
     lms__registry_add(&s->registry, &c->home_reg, c->home, size, c);
     lms__stat_add(&s->stats.chunks_host_homed, 1);
     lms__stat_add(&s->stats.host_allocated, (int64_t)size);
-  } else {
-    st = alloc_device(s, size, NULL, &c->dptr);
-    if (st != LMS_OK) {
-      free(c);
-      return st;
-    }
-    lms__registry_add(&s->registry, &c->dev_reg, c->dptr, size, c);
   }
   c->magic = LMS__CHUNK_MAGIC;
+  c->serial = ++s->serial;
   c->all_next = s->all;
   if (s->all) s->all->all_prev = c;
   s->all = c;
@@ -405,30 +521,74 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   return LMS_OK;
 }
 
+/* Note [Counting stalls and prefetches]
+ * An acquire of a host-homed chunk is one of: a cache hit (resident since
+ * an earlier use), a prefetch hit (brought in ahead and arrived), a late
+ * prefetch (brought in ahead, still in flight: the stream waits), or a
+ * demand miss (this acquire starts the swap-in).  The stall is how long
+ * the acquiring stream sits waiting for the copy, as the device estimates
+ * it (wait_cost); a device that cannot tell counts none but still counts
+ * the late prefetch from event_query.  Under the on-demand policy the host
+ * waits for the copy too, as caffe-ibm's synchronous swap-in did. */
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr) {
   lms_dev_t *d = s->dev;
   int fresh = 0;
+  int was_prefetched = c->prefetched;
   if (c->host_homed && c->dptr == NULL) {
-    lms_status_t st = swap_in(s, c);
+    /* An overwrite keeps nothing of the old bytes: no copy. */
+    int had_data = c->has_data && !(access & LMS_ACCESS_OVERWRITE);
+    lms_status_t st = swap_in(s, c, stream, had_data);
     if (st != LMS_OK) return st;
     fresh = 1;
+    if (had_data) lms__stat_add(&s->stats.demand_misses, 1);
+  } else if (c->host_homed && !was_prefetched && c->pins == 0) {
+    lms__stat_add(&s->stats.cache_hits, 1);
   }
   if (c->ready_pending) {
     if (event_done(s, c->ready_ev, "event_query for a swap-in")) {
       c->ready_pending = 0;
+      if (was_prefetched) lms__stat_add(&s->stats.prefetch_hits, 1);
     } else {
+      uint64_t stall = 0;
+      if (d->ops->wait_cost != NULL &&
+          d->ops->wait_cost(d, stream, c->ready_ev, &stall) != LMS_OK)
+        stall = 0;
       lms_status_t st = d->ops->stream_wait(d, stream, c->ready_ev);
       if (st != LMS_OK) {
         /* The chunk stays resident and unpinned: evictable as usual. */
         if (fresh) lru_push(s, c);
         return device_error(s, st, "stream_wait for a swap-in");
       }
+      lms__stat_add(&s->stats.stall_ns, (int64_t)stall);
+      if (was_prefetched)
+        lms__stat_add(&s->stats.prefetch_late, stall > 0 ? 1 : 0);
+      if (was_prefetched && stall == 0)
+        lms__stat_add(&s->stats.prefetch_hits, 1);
+      if (getenv("LMS_XASYNC") == NULL && s->policy == LMS_POLICY_ONDEMAND &&
+          d->ops->event_sync(d, c->ready_ev) == LMS_OK)
+        c->ready_pending = 0;
+    }
+  } else if (was_prefetched) {
+    lms__stat_add(&s->stats.prefetch_hits, 1);
+  }
+  if ((access & LMS_ACCESS_WRITE) && c->home_pending && c->dptr != NULL &&
+      !event_done(s, c->home_ev, "event_query before a write")) {
+    /* An early write-back may still be reading the block: writes wait. */
+    lms_status_t st = d->ops->stream_wait(d, stream, c->home_ev);
+    if (st != LMS_OK) {
+      if (fresh) lru_push(s, c);
+      return device_error(s, st, "stream_wait for a write-back");
     }
   }
+  c->prefetched = 0;
   lru_remove(s, c);
   c->pins++;
-  if (access & LMS_ACCESS_WRITE) c->dirty = 1;
+  c->last_wrote = (access & LMS_ACCESS_WRITE) != 0;
+  if (access & LMS_ACCESS_WRITE) {
+    c->dirty = 1;
+    c->has_data = 1;
+  }
   *dptr = c->dptr;
   return LMS_OK;
 }
@@ -468,7 +628,17 @@ lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
     c->nuses++;
   }
   c->pins--;
-  if (c->pins == 0 && c->host_homed) lru_push(s, c);
+  if (c->pins == 0 && c->host_homed) {
+    lru_push(s, c);
+    /* caffe-ibm's on-demand LMS gives a chunk up once it has been read
+     * (a layer's input, after the layer); what a layer just wrote stays
+     * until it is read or room is needed. */
+    if (s->policy == LMS_POLICY_ONDEMAND && !c->last_wrote) {
+      st = evict(s, c);
+      if (st != LMS_OK)
+        LMS_LOG(WARN, SWAP, "on-demand swap-out deferred: %s", s->err);
+    }
+  }
   return LMS_OK;
 }
 

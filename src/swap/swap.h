@@ -17,6 +17,7 @@
 #define LMS_SWAP_SWAP_H
 
 #include "alloc/alloc.h"
+#include "core/options.h"
 #include "device/device.h"
 
 /* The streams whose work may still use a chunk's device copy. */
@@ -24,11 +25,16 @@
 
 struct lms_chunk {
   uint64_t magic;
+  uint64_t serial; /* 1, 2, ... in allocation order; never reused */
   size_t size;
   int host_homed;
   void *home;      /* pinned host memory (host-homed chunks) */
   void *dptr;      /* device block, NULL when not resident */
   int dirty;
+  int has_data;    /* 0 until first acquired for writing: nothing to copy */
+  int prefetched;  /* brought in by a prefetch and not yet acquired */
+  int last_wrote;  /* the latest acquire asked to write */
+  uint64_t plan_key; /* the schedule's name for this chunk; 0: none */
   int pins;
   void *ready_ev;  /* after the copy that brought the chunk in */
   int ready_pending;
@@ -55,8 +61,18 @@ typedef struct lms__deferred {
   struct lms__deferred *next;
 } lms__deferred_t;
 
+/* Where the schedule (src/graph) says a chunk is next used: an absolute
+ * step number, larger is later; UINT64_MAX when not known. */
+typedef uint64_t (*lms__next_use_fn)(void *arg, const lms_chunk_t *c);
+
+#define LMS__NEVER UINT64_MAX
+
 typedef struct lms__swap {
   lms_dev_t *dev;
+  lms__policy_t policy;
+  lms__next_use_fn next_use;   /* NULL: no schedule */
+  void *next_use_arg;
+  uint64_t serial;             /* the last serial handed out */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
   lms__registry_t registry;
@@ -74,6 +90,7 @@ typedef struct lms__swap {
 typedef struct lms__swap_config {
   lms__placement_t placement; /* capacity = the device budget */
   uint64_t host_limit;        /* 0: none */
+  lms__policy_t policy;
 } lms__swap_config_t;
 
 lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
@@ -86,6 +103,17 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr);
 lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream);
+/* Writes c's device copy home ahead of its eviction, leaving it resident
+ * and clean, so that evicting it later needs no copy (Note [Cleaning
+ * ahead] in plan.c).  Does nothing for a chunk that is not resident,
+ * dirty and unpinned. */
+lms_status_t lms__swap_clean(lms__swap_t *s, lms_chunk_t *c);
+/* Starts bringing c in ahead of its use at step `need`, evicting only
+ * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
+ * resident or on its way (or has nothing to bring); LMS_NOT_READY when
+ * there is no room under that rule or the device would have to block;
+ * other statuses for device failures, with nothing changed. */
+lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need);
 /* Writes back and drops every unpinned resident host-homed chunk. */
 lms_status_t lms__swap_evict_all(lms__swap_t *s);
 /* Waits for the copy streams and pending frees. */

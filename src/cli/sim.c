@@ -1,0 +1,446 @@
+/* sim.c - `lms sim`: a workload or a trace on the simulated device, over
+ * one or more links, capacities and policies, as a table or JSON.
+ *
+ *   lms sim [OPTIONS] WORKLOAD|TRACE [SIM OPTIONS]
+ *
+ * WORKLOAD is a built-in (googlenet, unet3d); anything else is read as a
+ * trace file (docs/trace-format.md).  Every run is compared with the same
+ * workload in memory (a device large enough for all of it) and with the
+ * overlap bound, max(compute, H2D bytes / H2D rate, D2H bytes / D2H rate):
+ * no schedule of these copies can beat that bound on that link. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/options.h"
+#include "replay/replay.h"
+
+#define MAX_LIST 16
+
+static const char *const kPolicyNames[] = {"ondemand", "lru", "schedule"};
+
+void lms__sim_args_init(lms__sim_args_t *a) {
+  memset(a, 0, sizeof *a);
+  a->iterations = 3;
+  a->params.batch = 0;
+  a->params.train = -1;
+}
+
+static int parse_int(const char *flag, const char *text, long lo, long hi,
+                     long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = text ? strtol(text, &end, 10) : 0;
+  if (text == NULL || end == text || *end != '\0' || errno != 0 || v < lo ||
+      v > hi) {
+    fprintf(stderr, "lms sim: %s: '%s' is not a whole number from %ld to %ld\n",
+            flag, text ? text : "", lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Splits a comma list into at most MAX_LIST items, each parsed by `one`. */
+static int parse_list(const char *flag, const char *text,
+                      int (*one)(const char *flag, const char *item, void *out,
+                                 size_t i),
+                      void *out, size_t *n) {
+  char buf[1024];
+  if (text == NULL || text[0] == '\0' || strlen(text) >= sizeof buf) {
+    fprintf(stderr, "lms sim: %s: expected a comma-separated list\n", flag);
+    return -1;
+  }
+  snprintf(buf, sizeof buf, "%s", text);
+  *n = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (*n == MAX_LIST) {
+      fprintf(stderr, "lms sim: %s: at most %d items\n", flag, MAX_LIST);
+      return -1;
+    }
+    if (one(flag, tok, out, *n) != 0) return -1;
+    (*n)++;
+  }
+  if (*n == 0) {
+    fprintf(stderr, "lms sim: %s: the list is empty\n", flag);
+    return -1;
+  }
+  return 0;
+}
+
+static int one_link(const char *flag, const char *item, void *out, size_t i) {
+  char err[LMS__ERRBUF];
+  if (lms__link_parse(item, &((lms__link_t *)out)[i], err) != LMS_OK) {
+    fprintf(stderr, "lms sim: %s: %s\n", flag, err);
+    return -1;
+  }
+  return 0;
+}
+
+static int one_policy(const char *flag, const char *item, void *out, size_t i) {
+  for (int k = 0; k < 3; k++) {
+    if (strcmp(item, kPolicyNames[k]) == 0) {
+      ((lms__policy_t *)out)[i] = (lms__policy_t)k;
+      return 0;
+    }
+  }
+  fprintf(stderr, "lms sim: %s: unknown policy '%s'; accepted: ondemand, lru, "
+                  "schedule\n", flag, item);
+  return -1;
+}
+
+static int one_size(const char *flag, const char *item, void *out, size_t i) {
+  char err[LMS__ERRBUF];
+  if (lms__parse_size(flag, item, &((uint64_t *)out)[i], err) != LMS_OK) {
+    fprintf(stderr, "lms sim: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* The flags of `lms sim` itself, and whether each takes a value. */
+static const struct {
+  const char *flag;
+  int value;
+} kSimFlags[] = {
+    {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
+    {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
+    {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
+};
+
+int lms__sim_extract_args(int *argc, char **argv, char **out) {
+  int n = 0, k = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *arg = argv[i];
+    int taken = 0;
+    for (size_t f = 0; f < sizeof kSimFlags / sizeof kSimFlags[0]; f++) {
+      size_t len = strlen(kSimFlags[f].flag);
+      if (strncmp(arg, kSimFlags[f].flag, len) != 0) continue;
+      if (arg[len] == '=' && kSimFlags[f].value) {
+        out[n++] = argv[i];
+        taken = 1;
+      } else if (arg[len] == '\0') {
+        out[n++] = argv[i];
+        if (kSimFlags[f].value && i + 1 < *argc) out[n++] = argv[++i];
+        taken = 1;
+      }
+      break;
+    }
+    if (!taken) argv[k++] = argv[i];
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return n;
+}
+
+int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    const char *val = NULL;
+    char flag[64];
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
+        (size_t)(eq - arg) < sizeof flag) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
+      val = eq + 1;
+    } else {
+      snprintf(flag, sizeof flag, "%s", arg);
+    }
+#define NEXT()                                                                \
+  do {                                                                        \
+    if (val == NULL) {                                                        \
+      if (i + 1 >= argc) {                                                    \
+        fprintf(stderr, "lms sim: %s needs a value\n", flag);                 \
+        return -1;                                                            \
+      }                                                                       \
+      val = argv[++i];                                                        \
+    }                                                                         \
+  } while (0)
+    long v;
+    if (strcmp(flag, "--batch") == 0) {
+      NEXT();
+      if (parse_int(flag, val, 1, 4096, &v)) return -1;
+      a->params.batch = (int)v;
+    } else if (strcmp(flag, "--size") == 0) {
+      NEXT();
+      if (parse_int(flag, val, 1, 100000, &v)) return -1;
+      a->params.size = (int)v;
+    } else if (strcmp(flag, "--train") == 0 && val == NULL) {
+      a->params.train = 1;
+    } else if (strcmp(flag, "--forward") == 0 && val == NULL) {
+      a->params.train = 0;
+    } else if (strcmp(flag, "--iterations") == 0) {
+      NEXT();
+      if (parse_int(flag, val, 2, LMS__REPLAY_MAX_ITERS, &v)) return -1;
+      a->iterations = (int)v;
+    } else if (strcmp(flag, "--links") == 0) {
+      NEXT();
+      if (parse_list(flag, val, one_link, a->links, &a->nlinks)) return -1;
+    } else if (strcmp(flag, "--policies") == 0) {
+      NEXT();
+      if (parse_list(flag, val, one_policy, a->policies, &a->npolicies))
+        return -1;
+    } else if (strcmp(flag, "--capacities") == 0) {
+      NEXT();
+      if (parse_list(flag, val, one_size, a->capacities, &a->ncapacities))
+        return -1;
+    } else if (strcmp(flag, "--device-tflops") == 0) {
+      NEXT();
+      char *end = NULL;
+      double t = strtod(val, &end);
+      if (end == val || *end != '\0' || !isfinite(t) || t <= 0 || t > 1e4) {
+        fprintf(stderr, "lms sim: --device-tflops: '%s' is not a rate from "
+                        "above 0 to 10000 TFLOP/s\n", val);
+        return -1;
+      }
+      a->params.device_flops = t * 1e12;
+    } else if (strcmp(flag, "--json") == 0) {
+      NEXT();
+      snprintf(a->json, sizeof a->json, "%s", val);
+    } else if (strcmp(flag, "--declare") == 0 && val == NULL) {
+      a->declare = 1;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      fprintf(stderr, "lms sim: unknown option '%s'; see 'lms help'\n", arg);
+      return -1;
+    } else if (a->input[0] == '\0') {
+      snprintf(a->input, sizeof a->input, "%s", arg);
+    } else {
+      fprintf(stderr, "lms sim: unexpected argument '%s' (the workload is "
+                      "'%s')\n", arg, a->input);
+      return -1;
+    }
+#undef NEXT
+  }
+  if (a->input[0] == '\0') {
+    fprintf(stderr, "lms sim: name a built-in workload (googlenet, unet3d) "
+                    "or a trace file\n");
+    return -1;
+  }
+  return 0;
+}
+
+lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
+                           char *err) {
+  const lms__wl_builtin_t *b = lms__wl_find_builtin(a->input);
+  if (b == NULL) return lms__trace_read(a->input, w, err);
+  lms__wl_params_t p = a->params;
+  if (p.train < 0) p.train = 1;
+  return b->build(&p, w, err);
+}
+
+/* The workload with room for everything: the in-memory reference. */
+lms_status_t lms__sim_in_memory(const lms__workload_t *w,
+                                const lms__opts_t *base, int iterations,
+                                lms__replay_result_t *out, char *err) {
+  lms__opts_t o;
+  lms__opts_copy(&o, base);
+  o.lms_kb = -1;
+  o.gpu_limit = lms__wl_chunk_bytes(w) + lms__wl_chunk_bytes(w) / 4 + (64u << 20);
+  o.sim_bytes = 0;
+  o.trace = o.trace_buf;
+  o.trace_buf[0] = '\0';
+  return lms__replay_run(w, &o, iterations, 0, out, err);
+}
+
+lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
+                          const lms__link_t *link, uint64_t capacity,
+                          lms__policy_t policy, int iterations, int declare,
+                          lms__replay_result_t *out, char *err) {
+  lms__opts_t o;
+  lms__opts_copy(&o, base);
+  o.link = *link;
+  o.gpu_limit = capacity;
+  o.policy = policy;
+  o.sim_bytes = 0;
+  if (o.source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o.lms_kb = 0;
+  return lms__replay_run(w, &o, iterations, declare, out, err);
+}
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+static double gb(uint64_t b) { return (double)b / 1e9; }
+
+static void print_row(FILE *f, const char *link, const char *policy,
+                      uint64_t capacity, const lms__replay_result_t *r,
+                      uint64_t inmem_ns) {
+  const lms__replay_iter_t *l = &r->last;
+  fprintf(f, "%-8s %-9s %6.1f %9.1f %6.2fx %8.1f %6.3fx %5.1f %7.2f %7.2f "
+             "%8.1f %5llu %5llu %5llu %6.1f\n",
+          link, policy, (double)capacity / (1ull << 30), ms(l->time_ns),
+          (double)l->time_ns / (double)inmem_ns, ms(r->overlap_bound_ns),
+          (double)l->time_ns / (double)r->overlap_bound_ns,
+          100.0 * (double)l->compute_ns / (double)l->time_ns, gb(l->bytes_h2d),
+          gb(l->bytes_d2h), ms(l->stall_ns),
+          (unsigned long long)l->prefetch_hits,
+          (unsigned long long)l->prefetch_late,
+          (unsigned long long)l->demand_misses,
+          100.0 * lms__replay_hit_rate(l));
+}
+
+void lms__sim_print_header(FILE *f) {
+  fprintf(f, "%-8s %-9s %6s %9s %7s %8s %7s %5s %7s %7s %8s %5s %5s %5s %6s\n",
+          "link", "policy", "GiB", "iter ms", "x mem", "bound", "x bound",
+          "busy%", "H2D GB", "D2H GB", "stall ms", "hits", "late", "miss",
+          "hit%");
+}
+
+void lms__sim_print_row(FILE *f, const char *link, lms__policy_t policy,
+                        uint64_t capacity, const lms__replay_result_t *r,
+                        uint64_t inmem_ns) {
+  print_row(f, link, kPolicyNames[policy], capacity, r, inmem_ns);
+}
+
+static void json_row(FILE *f, const char *link, const char *policy,
+                     uint64_t capacity, const lms__replay_result_t *r,
+                     uint64_t inmem_ns, int first) {
+  const lms__replay_iter_t *l = &r->last;
+  fprintf(f,
+          "%s\n    {\"link\": \"%s\", \"policy\": \"%s\", \"capacity\": %llu, "
+          "\"iteration_ns\": %llu, \"in_memory_ns\": %llu, "
+          "\"overlap_bound_ns\": %llu, \"compute_ns\": %llu, "
+          "\"gpu_busy\": %.4f, \"bytes_h2d\": %llu, \"bytes_d2h\": %llu, "
+          "\"stall_ns\": %llu, \"prefetches\": %llu, \"prefetch_hits\": %llu, "
+          "\"prefetch_late\": %llu, \"prefetch_wasted\": %llu, "
+          "\"demand_misses\": %llu, \"cache_hits\": %llu, "
+          "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
+          "\"schedule\": \"%s\", \"period\": %u}",
+          first ? "" : ",", link, policy, (unsigned long long)capacity,
+          (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
+          (unsigned long long)r->overlap_bound_ns,
+          (unsigned long long)l->compute_ns,
+          (double)l->compute_ns / (double)l->time_ns,
+          (unsigned long long)l->bytes_h2d, (unsigned long long)l->bytes_d2h,
+          (unsigned long long)l->stall_ns, (unsigned long long)l->prefetches,
+          (unsigned long long)l->prefetch_hits,
+          (unsigned long long)l->prefetch_late,
+          (unsigned long long)l->prefetch_wasted,
+          (unsigned long long)l->demand_misses,
+          (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
+          (unsigned long long)r->device_peak, r->schedule, r->period);
+}
+
+void lms__sim_describe(FILE *f, const lms__workload_t *w) {
+  fprintf(f, "%s: %u steps, %u chunks, %.2f GB of chunks, compute %.1f ms "
+             "per iteration",
+          w->name, w->nsteps, w->nchunks, gb(lms__wl_chunk_bytes(w)),
+          ms(lms__wl_compute_ns(w)));
+  if (w->device_flops > 0)
+    fprintf(f, " (%.2f TFLOP/s modelled device)", w->device_flops / 1e12);
+  fprintf(f, "\n");
+}
+
+int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
+  lms__sim_args_t a;
+  lms__sim_args_init(&a);
+  if (lms__sim_parse_args(argc, argv, &a) != 0) return 2;
+  const lms__opts_t *opts = &base->v;
+  if (a.nlinks == 0) {
+    if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
+      a.links[0] = opts->link;
+      a.nlinks = 1;
+    } else {
+      const char *names[] = {"pcie3", "pcie5", "nvlink1", "nvlink2", "c2c"};
+      for (size_t i = 0; i < 5; i++) {
+        char err[LMS__ERRBUF];
+        lms__link_parse(names[i], &a.links[i], err);
+      }
+      a.nlinks = 5;
+    }
+  }
+  if (a.npolicies == 0) {
+    if (opts->source[LMS__OPT_policy] != LMS__SRC_DEFAULT) {
+      a.policies[0] = opts->policy;
+      a.npolicies = 1;
+    } else {
+      for (int k = 0; k < 3; k++) a.policies[k] = (lms__policy_t)k;
+      a.npolicies = 3;
+    }
+  }
+  if (a.ncapacities == 0) {
+    a.capacities[0] = opts->gpu_limit ? opts->gpu_limit : 16ull << 30;
+    a.ncapacities = 1;
+  }
+
+  char err[LMS__ERRBUF] = "";
+  lms__workload_t w;
+  lms__wl_init(&w, NULL);
+  if (lms__sim_load(&a, &w, err) != LMS_OK) {
+    fprintf(stderr, "lms sim: %s\n", err);
+    return 2;
+  }
+  FILE *json = NULL;
+  int json_stdout = strcmp(a.json, "-") == 0;
+  if (a.json[0] != '\0') {
+    json = json_stdout ? stdout : fopen(a.json, "w");
+    if (json == NULL) {
+      fprintf(stderr, "lms sim: --json: cannot write '%s': %s\n", a.json,
+              strerror(errno));
+      lms__wl_free(&w);
+      return 2;
+    }
+  }
+  FILE *out = json_stdout ? stderr : stdout;
+  lms__sim_describe(out, &w);
+  uint64_t biggest = lms__wl_max_step_bytes(&w);
+  lms__replay_result_t mem;
+  int rc = 0;
+  if (lms__sim_in_memory(&w, opts, a.iterations, &mem, err) != LMS_OK) {
+    fprintf(stderr, "lms sim: the in-memory run failed: %s\n", err);
+    rc = 1;
+    goto done;
+  }
+  uint64_t inmem_ns = mem.last.time_ns;
+  fprintf(out, "in memory: %.1f ms per iteration; %d iterations per run, the "
+               "last one measured\n\n", ms(inmem_ns), a.iterations);
+  lms__sim_print_header(out);
+  if (json != NULL)
+    fprintf(json, "{\"workload\": \"%s\", \"steps\": %u, \"chunks\": %u, "
+                  "\"chunk_bytes\": %llu, \"in_memory_ns\": %llu, \"runs\": [",
+            w.name, w.nsteps, w.nchunks,
+            (unsigned long long)lms__wl_chunk_bytes(&w),
+            (unsigned long long)inmem_ns);
+  int first = 1;
+  for (size_t c = 0; c < a.ncapacities; c++) {
+    if (a.capacities[c] < biggest) {
+      fprintf(stderr, "lms sim: a capacity of %llu bytes cannot hold the "
+                      "largest step (%llu bytes); skipped\n",
+              (unsigned long long)a.capacities[c],
+              (unsigned long long)biggest);
+      rc = 1;
+      continue;
+    }
+    for (size_t l = 0; l < a.nlinks; l++) {
+      for (size_t p = 0; p < a.npolicies; p++) {
+        lms__replay_result_t r;
+        if (lms__sim_one(&w, opts, &a.links[l], a.capacities[c], a.policies[p],
+                         a.iterations, a.declare, &r, err) != LMS_OK) {
+          fprintf(out, "%-8s %-9s failed: %s\n", a.links[l].name,
+                  kPolicyNames[a.policies[p]], err);
+          rc = 1;
+          continue;
+        }
+        print_row(out, a.links[l].name, kPolicyNames[a.policies[p]],
+                  a.capacities[c], &r, inmem_ns);
+        if (json != NULL)
+          json_row(json, a.links[l].name, kPolicyNames[a.policies[p]],
+                   a.capacities[c], &r, inmem_ns, first);
+        first = 0;
+      }
+    }
+  }
+  if (json != NULL) fprintf(json, "\n  ]\n}\n");
+  fprintf(out, "\nx mem: iteration time over the in-memory time; bound: "
+               "max(compute, H2D bytes / rate, D2H bytes / rate); hit%%: "
+               "prefetch hits over acquires that needed data brought in\n");
+done:
+  if (json != NULL && !json_stdout && fclose(json) != 0) {
+    fprintf(stderr, "lms sim: --json: writing '%s' failed\n", a.json);
+    rc = 1;
+  }
+  lms__wl_free(&w);
+  return rc;
+}

@@ -1,0 +1,172 @@
+/* graph.h - workloads, traces and schedules: what runs when, and which
+ * chunks each step reads and writes.
+ *
+ * A workload is a list of chunks (sizes and names) and a list of steps; a
+ * step has a compute time and references chunks, each for reading, writing
+ * or both.  Built-in workloads (workloads.c) model the source scenarios;
+ * traces (trace.c, docs/trace-format.md) carry workloads to and from files;
+ * the runtime writes its own acquire sequence as a trace.
+ *
+ * Invariants of a valid workload (lms__wl_validate): every chunk has
+ * 1 <= size <= LMS__WL_MAX_SIZE; every reference names an existing chunk
+ * with a non-empty access mask of LMS_ACCESS_READ and LMS_ACCESS_WRITE;
+ * steps' references are contiguous in `refs`, in step order; a step names
+ * a chunk at most once; a transient chunk is used by at least one step. */
+#ifndef LMS_GRAPH_GRAPH_H
+#define LMS_GRAPH_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/status.h"
+#include "lms/lms.h"
+
+#define LMS__WL_NAME 48
+/* 256 TiB: anything larger in a trace is taken for corruption. */
+#define LMS__WL_MAX_SIZE (1ull << 48)
+/* 10,000 s: the longest step a trace may declare. */
+#define LMS__WL_MAX_STEP_NS 10000000000000ull
+
+typedef struct lms__wl_chunk {
+  uint64_t size;
+  /* 1: allocated before its first use and freed after its last use in
+   * every iteration (a framework's activations); 0: allocated once and
+   * live throughout (weights, or every blob in caffe). */
+  int transient;
+  char name[LMS__WL_NAME];
+} lms__wl_chunk_t;
+
+typedef struct lms__wl_ref {
+  uint32_t chunk;  /* index into chunks */
+  unsigned access; /* LMS_ACCESS_READ | LMS_ACCESS_WRITE */
+} lms__wl_ref_t;
+
+typedef struct lms__wl_step {
+  uint64_t compute_ns;
+  uint32_t first_ref; /* index into refs */
+  uint32_t nrefs;
+  char name[LMS__WL_NAME];
+} lms__wl_step_t;
+
+typedef struct lms__workload {
+  char name[64];
+  lms__wl_chunk_t *chunks;
+  uint32_t nchunks, chunks_cap;
+  lms__wl_step_t *steps;
+  uint32_t nsteps, steps_cap;
+  lms__wl_ref_t *refs;
+  uint32_t nrefs, refs_cap;
+  /* Description and model parameters of built-in workloads (0 if unknown). */
+  uint64_t flops;          /* per iteration */
+  double device_flops;     /* the modelled device speed, FLOP/s */
+} lms__workload_t;
+
+void lms__wl_init(lms__workload_t *w, const char *name);
+void lms__wl_free(lms__workload_t *w);
+/* Adds a chunk; *id gets its index.  LMS_ERR_HOST_OOM if memory runs out,
+ * LMS_ERR_INVALID for a size outside 1..LMS__WL_MAX_SIZE. */
+lms_status_t lms__wl_add_chunk(lms__workload_t *w, uint64_t size,
+                               int transient, const char *name, uint32_t *id);
+/* Starts a new step; later lms__wl_add_ref calls belong to it. */
+lms_status_t lms__wl_add_step(lms__workload_t *w, uint64_t compute_ns,
+                              const char *name);
+/* Adds a reference to the last step.  A chunk named twice in one step has
+ * its access masks merged. */
+lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
+                             unsigned access);
+/* Checks the invariants above; on failure err (LMS__ERRBUF) says which. */
+lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);
+
+/* Sums over one iteration. */
+uint64_t lms__wl_compute_ns(const lms__workload_t *w);
+uint64_t lms__wl_chunk_bytes(const lms__workload_t *w);
+/* The most bytes any single step references: a device smaller than this
+ * cannot run the workload at all. */
+uint64_t lms__wl_max_step_bytes(const lms__workload_t *w);
+
+/* ---- Built-in workloads (workloads.c) ---------------------------------- */
+
+typedef struct lms__wl_params {
+  int batch;             /* >= 1 */
+  int train;             /* 0: forward only; 1: forward and backward */
+  int size;              /* image side: 1200 for GoogleNet, 144 or 192 for
+                            the 3D U-Net; 0 for the workload's default */
+  double device_flops;   /* FLOP/s; 0 for the workload's calibrated default */
+} lms__wl_params_t;
+
+typedef struct lms__wl_builtin {
+  const char *name;      /* "googlenet", "unet3d" */
+  const char *summary;
+  lms_status_t (*build)(const lms__wl_params_t *p, lms__workload_t *out,
+                        char *err);
+} lms__wl_builtin_t;
+
+/* The table of built-in workloads, ended by an entry with name NULL. */
+extern const lms__wl_builtin_t lms__wl_builtins[];
+/* Finds a built-in by name; NULL if none. */
+const lms__wl_builtin_t *lms__wl_find_builtin(const char *name);
+/* The most bytes live at once over one iteration of a valid workload:
+ * persistent chunks throughout, a transient chunk from the start of the
+ * first step naming it to the end of the last (workloads.c). */
+uint64_t lms__wl_peak_live_bytes(const lms__workload_t *w);
+
+/* ---- Traces (trace.c; the format is docs/trace-format.md) -------------- */
+
+/* Reads a trace.  On failure err (LMS__ERRBUF) says "PATH:LINE: reason",
+ * the workload is left empty, and the status is LMS_ERR_INVALID for
+ * malformed input or LMS_ERR_HOST_OOM when memory runs out. */
+lms_status_t lms__trace_read(const char *path, lms__workload_t *out,
+                             char *err);
+/* The same from an open stream; `label` names it in messages. */
+lms_status_t lms__trace_read_file(FILE *f, const char *label,
+                                  lms__workload_t *out, char *err);
+/* Writes w in the trace format. */
+lms_status_t lms__trace_write_file(FILE *f, const lms__workload_t *w,
+                                   char *err);
+lms_status_t lms__trace_write(const char *path, const lms__workload_t *w,
+                              char *err);
+
+/* ---- The planner (plan.c): the schedule at run time ------------------- */
+
+/* Note [Three sources of a schedule] is in plan.c.  The planner sees every
+ * allocation, free, step boundary and acquire of a context, keeps the
+ * schedule (declared, learned, or the stack discipline), tells the swap
+ * module each chunk's next use, prefetches the window ahead at each step,
+ * and records the run as a trace when asked.  It runs under the context's
+ * lock. */
+typedef struct lms__plan lms__plan_t;
+
+struct lms__swap;
+struct lms__opts;
+
+typedef struct lms__plan_info {
+  const char *source;   /* "declared", "learned", "stack", "none" */
+  uint32_t period;      /* steps in the schedule; 0 if none yet */
+  uint64_t steps;       /* step boundaries seen */
+  uint64_t relearns;    /* times a learned schedule stopped matching */
+} lms__plan_info_t;
+
+lms_status_t lms__plan_create(struct lms__swap *s, const struct lms__opts *o,
+                              lms__plan_t **out);
+/* Writes the trace if one was asked for; err gets why it could not be. */
+lms_status_t lms__plan_destroy(lms__plan_t *p, char *err);
+lms_status_t lms__plan_on_alloc(lms__plan_t *p, lms_chunk_t *c);
+void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c);
+void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access);
+void lms__plan_on_compute(lms__plan_t *p, uint64_t ns);
+/* A step boundary: the steps so far are done being enqueued and the next
+ * one begins.  Prefetches the window ahead.  Only device failures are
+ * returned; a prefetch that finds no room is not a failure. */
+lms_status_t lms__plan_step(lms__plan_t *p);
+/* Appends a step to the declared schedule (which then replaces any
+ * learned one); the first lms__plan_step after declaring is its step 0. */
+lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,
+                               const unsigned *access, size_t n,
+                               uint64_t compute_ns);
+void lms__plan_declare_clear(lms__plan_t *p);
+/* Forgets what was learned (not a declared schedule) and starts over. */
+void lms__plan_relearn(lms__plan_t *p);
+void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out);
+
+#endif

@@ -1,0 +1,696 @@
+/* plan.c - the schedule at run time: what each step uses, when each chunk
+ * is next needed, and prefetching the window ahead.
+ *
+ * Note [Three sources of a schedule]
+ * Declared: a framework names the chunks of each step (lms_schedule_step);
+ * the schedule is exact and repeats with its length as period.
+ * Learned: every step's references are recorded; a step is known by its
+ * signature, the sequence of (size, access) of its references, which does
+ * not depend on chunk identities, so an iteration that allocates its
+ * activations afresh still looks like the one before.  When a step's
+ * signature equals that of the first recorded step, the steps recorded so
+ * far are taken as the period; each later step is checked against the
+ * step the period predicts, and a mismatch starts learning over from that
+ * step.  Chunks are named by keys: the serial number of the chunk seen at
+ * that place in the recorded period.  As each step of a later iteration
+ * is seen, its chunks are bound to the keys of the predicted step, so a
+ * freshly allocated activation takes over its predecessor's key; a
+ * persistent chunk keeps its own serial as its key.  So the second
+ * iteration already runs on a prediction, from the step after the first
+ * repeated one.
+ * Stack: with only allocations and frees to go by, the training stack
+ * discipline says the newest live chunk is needed soonest (forward
+ * allocates, backward frees in reverse), so a chunk's next use is ranked
+ * by how many chunks were allocated after it, and prefetch brings in the
+ * newest live chunks first.
+ *
+ * Note [Prefetch window]
+ * At each step boundary the planner walks the next `steps` steps of the
+ * schedule in order and asks the swap module to bring in each host-homed
+ * chunk that is not resident and holds data, until the chunks ahead that
+ * are prefetched but not yet used add up to the window's bytes, or a
+ * prefetch finds no room.  The swap module takes room only from chunks
+ * needed later than the one coming in (Note [Choosing victims]), so
+ * prefetch never pushes out what is needed sooner and never goes past the
+ * device budget: it allocates from the same capped device cache as every
+ * other chunk, without blocking.
+ *
+ * Invariants: `live` maps the serial of every live chunk to the chunk;
+ * when a schedule is active, 0 <= pos < period, and every key of its
+ * references has a use list in ascending step order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/options.h"
+#include "core/stats.h"
+#include "graph/graph.h"
+#include "swap/swap.h"
+
+/* ---- A map from 64-bit keys (never 0) to 64-bit values ------------------ */
+
+typedef struct u64map {
+  uint64_t *keys; /* 0: empty; UINT64_MAX: deleted */
+  uint64_t *vals;
+  size_t cap, len, used; /* used counts deleted slots too */
+} u64map_t;
+
+#define MAP_DELETED UINT64_MAX
+
+static size_t map_slot(uint64_t k, size_t cap) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return (size_t)k & (cap - 1);
+}
+
+static int map_grow(u64map_t *m) {
+  size_t ncap = m->cap ? m->cap * 2 : 64;
+  if (m->len * 2 < m->cap) ncap = m->cap; /* only clear deleted slots */
+  uint64_t *k = calloc(ncap, sizeof *k), *v = calloc(ncap, sizeof *v);
+  if (k == NULL || v == NULL) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  for (size_t i = 0; i < m->cap; i++) {
+    if (m->keys[i] == 0 || m->keys[i] == MAP_DELETED) continue;
+    size_t j = map_slot(m->keys[i], ncap);
+    while (k[j] != 0) j = (j + 1) & (ncap - 1);
+    k[j] = m->keys[i];
+    v[j] = m->vals[i];
+  }
+  free(m->keys);
+  free(m->vals);
+  m->keys = k;
+  m->vals = v;
+  m->cap = ncap;
+  m->used = m->len;
+  return 0;
+}
+
+static uint64_t *map_find(const u64map_t *m, uint64_t key) {
+  if (m->cap == 0) return NULL;
+  for (size_t j = map_slot(key, m->cap);; j = (j + 1) & (m->cap - 1)) {
+    if (m->keys[j] == 0) return NULL;
+    if (m->keys[j] == key) return &m->vals[j];
+  }
+}
+
+static int map_put(u64map_t *m, uint64_t key, uint64_t val) {
+  uint64_t *v = map_find(m, key);
+  if (v != NULL) {
+    *v = val;
+    return 0;
+  }
+  if ((m->used + 1) * 4 > m->cap * 3 && map_grow(m) != 0) return -1;
+  size_t j = map_slot(key, m->cap);
+  while (m->keys[j] != 0 && m->keys[j] != MAP_DELETED) j = (j + 1) & (m->cap - 1);
+  if (m->keys[j] == 0) m->used++;
+  m->keys[j] = key;
+  m->vals[j] = val;
+  m->len++;
+  return 0;
+}
+
+static void map_del(u64map_t *m, uint64_t key) {
+  uint64_t *v = map_find(m, key);
+  if (v == NULL) return;
+  m->keys[v - m->vals] = MAP_DELETED;
+  m->len--;
+}
+
+static void map_clear(u64map_t *m) {
+  if (m->cap) memset(m->keys, 0, m->cap * sizeof *m->keys);
+  m->len = m->used = 0;
+}
+
+static void map_free(u64map_t *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- The planner -------------------------------------------------------- */
+
+typedef struct pref {
+  uint64_t key;    /* a serial */
+  uint64_t size;
+  unsigned access;
+} pref_t;
+
+typedef struct pstep {
+  uint32_t first, n;
+  uint64_t sig;
+} pstep_t;
+
+typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
+
+/* Learning stops past this many references: a program with no period
+ * that short gets no learned schedule rather than unbounded memory. */
+#define PLAN_MAX_REFS (1u << 22)
+
+struct lms__plan {
+  lms__swap_t *swap;
+  lms__policy_t policy;
+  lms__window_t window;
+  lms__sched_source_t source;
+  int declared;          /* the schedule was declared through the API */
+  int declared_started;  /* its step 0 has begun */
+  uint64_t t;            /* absolute number of the current step */
+
+  /* The record: steps seen (learning) or the schedule (active). */
+  pstep_t *steps;
+  uint32_t nsteps, steps_cap;
+  pref_t *refs;
+  uint32_t nrefs, refs_cap;
+  mode_t_ mode;
+  uint32_t period;       /* active: steps [0, period) are the schedule */
+  uint32_t pos;          /* active: position of the current step */
+  uint64_t relearns;
+
+  /* The current step's references, as seen. */
+  pref_t *cur;
+  uint32_t ncur, cur_cap;
+
+  /* Use lists per key of the active schedule. */
+  u64map_t key_index;    /* key -> dense index */
+  uint32_t *use_first, *use_count, *uses;
+
+  u64map_t live;         /* serial -> (uintptr_t) chunk */
+  u64map_t bind;         /* key -> serial of the chunk now playing it */
+
+  /* The trace being recorded, or NULL. */
+  lms__workload_t *trace;
+  u64map_t trace_ids;    /* serial -> chunk index + 1 in the trace */
+  char trace_path[LMS__PATH_MAX];
+  uint64_t pending_ns;   /* compute of the current step */
+
+  /* Scratch for clean_ahead: {next use, index} pairs and the chunks. */
+  uint64_t *order;
+  lms_chunk_t **order_chunks;
+  size_t order_cap;
+};
+
+static int grow_arr(void **v, uint32_t *cap, uint32_t len, size_t elem) {
+  if (len < *cap) return 0;
+  uint32_t ncap = *cap ? *cap * 2 : 64;
+  void *p = realloc(*v, (size_t)ncap * elem);
+  if (p == NULL) return -1;
+  *v = p;
+  *cap = ncap;
+  return 0;
+}
+
+static lms_chunk_t *live_chunk(const lms__plan_t *p, uint64_t serial) {
+  uint64_t *v = map_find(&p->live, serial);
+  return v ? (lms_chunk_t *)(uintptr_t)*v : NULL;
+}
+
+/* The chunk playing `key` now, or NULL. */
+static lms_chunk_t *resolve(const lms__plan_t *p, uint64_t key) {
+  uint64_t *b = map_find(&p->bind, key);
+  return live_chunk(p, b ? *b : key);
+}
+
+static uint64_t step_sig(const pref_t *r, uint32_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < n; i++) {
+    h ^= r[i].size * 4 + r[i].access;
+    h *= 1099511628211ull;
+    h ^= h >> 29;
+  }
+  return h ^ n;
+}
+
+/* ---- Next use --------------------------------------------------------- */
+
+static uint64_t next_use(void *arg, const lms_chunk_t *c) {
+  const lms__plan_t *p = arg;
+  if (p->mode == MODE_ACTIVE) {
+    if (c->plan_key == 0) return LMS__NEVER;
+    uint64_t *ki = map_find(&p->key_index, c->plan_key);
+    if (ki == NULL) return LMS__NEVER;
+    const uint32_t *u = p->uses + p->use_first[*ki];
+    uint32_t n = p->use_count[*ki];
+    /* The first use at or after pos; else the first one, next period. */
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (u[mid] < p->pos) lo = mid + 1;
+      else hi = mid;
+    }
+    uint64_t d = lo < n ? u[lo] - p->pos : u[0] + p->period - p->pos;
+    return p->t + d;
+  }
+  if (p->source == LMS_SCHED_STACK && !p->declared)
+    return p->t + (p->swap->serial - c->serial);
+  return LMS__NEVER;
+}
+
+/* ---- The active schedule ------------------------------------------------ */
+
+static void drop_schedule(lms__plan_t *p) {
+  map_clear(&p->key_index);
+  map_clear(&p->bind);
+  free(p->use_first);
+  free(p->use_count);
+  free(p->uses);
+  p->use_first = p->use_count = p->uses = NULL;
+  for (lms_chunk_t *c = p->swap->all; c != NULL; c = c->all_next)
+    c->plan_key = 0;
+}
+
+/* Makes steps [0, period) the schedule: builds the use lists per key. */
+static int activate(lms__plan_t *p, uint32_t period) {
+  drop_schedule(p);
+  uint32_t nrefs = period ? p->steps[period - 1].first + p->steps[period - 1].n : 0;
+  uint32_t nkeys = 0;
+  for (uint32_t i = 0; i < nrefs; i++) {
+    if (map_find(&p->key_index, p->refs[i].key) != NULL) continue;
+    if (map_put(&p->key_index, p->refs[i].key, nkeys++) != 0) return -1;
+  }
+  p->use_first = calloc(nkeys + 1, sizeof *p->use_first);
+  p->use_count = calloc(nkeys + 1, sizeof *p->use_count);
+  p->uses = calloc(nrefs + 1, sizeof *p->uses);
+  if (!p->use_first || !p->use_count || !p->uses) return -1;
+  for (uint32_t i = 0; i < nrefs; i++)
+    p->use_count[*map_find(&p->key_index, p->refs[i].key)]++;
+  for (uint32_t k = 1; k < nkeys; k++)
+    p->use_first[k] = p->use_first[k - 1] + p->use_count[k - 1];
+  memset(p->use_count, 0, (nkeys + 1) * sizeof *p->use_count);
+  for (uint32_t s = 0; s < period; s++) {
+    for (uint32_t i = 0; i < p->steps[s].n; i++) {
+      uint64_t k = *map_find(&p->key_index, p->refs[p->steps[s].first + i].key);
+      uint32_t *cnt = &p->use_count[k];
+      /* A key used twice in one step is listed once for it. */
+      if (*cnt > 0 && p->uses[p->use_first[k] + *cnt - 1] == s) continue;
+      p->uses[p->use_first[k] + (*cnt)++] = s;
+    }
+  }
+  /* Persistent chunks play their own keys. */
+  for (uint32_t i = 0; i < nrefs; i++) {
+    lms_chunk_t *c = live_chunk(p, p->refs[i].key);
+    if (c != NULL) c->plan_key = p->refs[i].key;
+  }
+  p->nsteps = period;
+  p->nrefs = nrefs;
+  p->period = period;
+  p->mode = MODE_ACTIVE;
+  return 0;
+}
+
+/* Binds the chunks seen in the current step to the keys of schedule step
+ * `pos`. */
+static void bind_current(lms__plan_t *p, uint32_t pos) {
+  const pstep_t *st = &p->steps[pos];
+  for (uint32_t i = 0; i < st->n && i < p->ncur; i++) {
+    uint64_t key = p->refs[st->first + i].key;
+    lms_chunk_t *c = live_chunk(p, p->cur[i].key);
+    if (c == NULL) continue;
+    if (c->plan_key != 0 && c->plan_key != key) {
+      /* The chunk changes role; its old key's binding goes with it. */
+      uint64_t *b = map_find(&p->bind, c->plan_key);
+      if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+    }
+    c->plan_key = key;
+    if (map_put(&p->bind, key, c->serial) != 0) c->plan_key = 0;
+  }
+}
+
+/* Appends the current step to the record (learning mode). */
+static int record_current(lms__plan_t *p, uint64_t sig) {
+  if (p->nrefs + p->ncur > PLAN_MAX_REFS) return -1;
+  if (grow_arr((void **)&p->steps, &p->steps_cap, p->nsteps, sizeof *p->steps))
+    return -1;
+  for (uint32_t i = 0; i < p->ncur; i++) {
+    if (grow_arr((void **)&p->refs, &p->refs_cap, p->nrefs, sizeof *p->refs))
+      return -1;
+    p->refs[p->nrefs++] = p->cur[i];
+  }
+  p->steps[p->nsteps].first = p->nrefs - p->ncur;
+  p->steps[p->nsteps].n = p->ncur;
+  p->steps[p->nsteps].sig = sig;
+  p->nsteps++;
+  return 0;
+}
+
+static void restart_learning(lms__plan_t *p) {
+  drop_schedule(p);
+  p->nsteps = p->nrefs = 0;
+  p->period = p->pos = 0;
+  p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
+}
+
+/* The step just finished (p->cur) is closed: learned, checked, bound. */
+static void close_step(lms__plan_t *p) {
+  if (p->declared) {
+    if (p->mode == MODE_ACTIVE && p->declared_started &&
+        p->steps[p->pos].n == p->ncur)
+      bind_current(p, p->pos);
+    return;
+  }
+  if (p->mode == MODE_NONE || p->ncur == 0) return;
+  uint64_t sig = step_sig(p->cur, p->ncur);
+  if (p->mode == MODE_ACTIVE) {
+    if (p->steps[p->pos].sig == sig) {
+      bind_current(p, p->pos);
+      return;
+    }
+    LMS_LOG(INFO, GRAPH, "learned schedule (period %u) stopped matching at "
+            "step %u; learning again", p->period, p->pos);
+    p->relearns++;
+    restart_learning(p);
+  }
+  if (p->nsteps > 0 && p->steps[0].sig == sig) {
+    uint32_t period = p->nsteps;
+    if (activate(p, period) == 0) {
+      p->pos = 0;
+      bind_current(p, 0);
+      LMS_LOG(INFO, GRAPH, "learned a schedule of %u steps", period);
+      return;
+    }
+    restart_learning(p);
+  }
+  if (record_current(p, sig) != 0) {
+    LMS_LOG(WARN, GRAPH, "no period within %u references (or no memory): "
+            "learning stops", PLAN_MAX_REFS);
+    restart_learning(p);
+    p->mode = MODE_NONE;
+  }
+}
+
+/* ---- Prefetch ----------------------------------------------------------- */
+
+static uint64_t window_bytes(const lms__plan_t *p) {
+  if (p->window.bytes != 0) return p->window.bytes;
+  return (uint64_t)((double)p->swap->placement.capacity * p->window.percent /
+                    100.0);
+}
+
+/* Prefetches c for step `need`; 1 to go on, 0 to stop, -1 on failure. */
+static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
+                        uint64_t need, uint64_t *ahead, uint64_t limit,
+                        lms_status_t *st) {
+  if (c == NULL || !c->host_homed) return 1;
+  /* An overwrite needs no old bytes: its block comes at the acquire. */
+  if (access & LMS_ACCESS_OVERWRITE) return 1;
+  if (c->dptr != NULL) {
+    if (c->prefetched) *ahead += c->size;
+    return *ahead <= limit;
+  }
+  if (!c->has_data) return 1;
+  if (*ahead + c->size > limit) return 0;
+  *st = lms__swap_prefetch(p->swap, c, need);
+  if (*st == LMS_NOT_READY) {
+    *st = LMS_OK;
+    return 0;
+  }
+  if (*st != LMS_OK) return -1;
+  *ahead += c->size;
+  return 1;
+}
+
+static lms_status_t prefetch(lms__plan_t *p) {
+  if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
+  uint64_t limit = window_bytes(p), ahead = 0;
+  lms_status_t st = LMS_OK;
+  if (p->mode == MODE_ACTIVE) {
+    uint32_t n = p->window.steps < p->period ? p->window.steps : p->period;
+    for (uint32_t d = 0; d < n; d++) {
+      const pstep_t *s = &p->steps[(p->pos + d) % p->period];
+      for (uint32_t i = 0; i < s->n; i++) {
+        const pref_t *ref = &p->refs[s->first + i];
+        int r = prefetch_one(p, resolve(p, ref->key), ref->access, p->t + d,
+                             &ahead, limit, &st);
+        if (r <= 0) return st;
+      }
+    }
+  } else if (p->source == LMS_SCHED_STACK && !p->declared) {
+    uint32_t n = 0;
+    for (lms_chunk_t *c = p->swap->all; c != NULL && n < p->window.steps;
+         c = c->all_next, n++) {
+      int r = prefetch_one(p, c, LMS_ACCESS_READ, next_use(p, c), &ahead,
+                           limit, &st);
+      if (r <= 0) return st;
+    }
+  }
+  return st;
+}
+
+/* Note [Cleaning ahead]
+ * When the device is full, every byte brought in needs a byte given up,
+ * and a dirty victim must first be written home: the copy in waits for
+ * the copy out, and the two links no longer overlap.  So at each step the
+ * chunks that would be evicted next (the furthest next uses under the
+ * schedule policy, the least recently released otherwise), up to the
+ * window's bytes, are written home ahead of time if dirty, while they stay
+ * resident.  When their turn comes they are dropped without a copy, and a
+ * chunk written again before that is simply dirty again. */
+static int by_next_use_desc(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b; /* {next use, index} pairs */
+  if (x[0] != y[0]) return x[0] < y[0] ? 1 : -1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static lms_status_t clean_ahead(lms__plan_t *p) {
+  if (getenv("LMS_XCLEAN") == NULL) return LMS_OK;
+  if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
+  lms__swap_t *s = p->swap;
+  uint64_t limit = window_bytes(p), bytes = 0;
+  size_t n = 0;
+  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) n++;
+  if (n == 0) return LMS_OK;
+  if (p->policy == LMS_POLICY_LRU || s->next_use == NULL) {
+    for (lms_chunk_t *c = s->lru_head; c != NULL && bytes < limit;
+         c = c->lru_next) {
+      bytes += c->size;
+      LMS_CHECK(lms__swap_clean(s, c));
+    }
+    return LMS_OK;
+  }
+  if (n > p->order_cap) {
+    uint64_t *o = realloc(p->order, n * 2 * sizeof *o);
+    lms_chunk_t **v = realloc(p->order_chunks, n * sizeof *v);
+    if (o != NULL) p->order = o;
+    if (v != NULL) p->order_chunks = v;
+    if (o == NULL || v == NULL) return LMS_OK; /* only an optimisation */
+    p->order_cap = n;
+  }
+  size_t i = 0;
+  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next, i++) {
+    p->order[2 * i] = next_use(p, c);
+    p->order[2 * i + 1] = i;
+    p->order_chunks[i] = c;
+  }
+  qsort(p->order, n, 2 * sizeof *p->order, by_next_use_desc);
+  for (i = 0; i < n && bytes < limit; i++) {
+    lms_chunk_t *c = p->order_chunks[p->order[2 * i + 1]];
+    bytes += c->size;
+    LMS_CHECK(lms__swap_clean(s, c));
+  }
+  return LMS_OK;
+}
+
+/* ---- Events from the context ------------------------------------------ */
+
+lms_status_t lms__plan_create(lms__swap_t *s, const lms__opts_t *o,
+                              lms__plan_t **out) {
+  lms__plan_t *p = calloc(1, sizeof *p);
+  if (p == NULL) return LMS_ERR_HOST_OOM;
+  p->swap = s;
+  p->policy = o->policy;
+  p->window = o->prefetch_window;
+  p->source = o->schedule;
+  p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
+  if (o->trace != NULL && o->trace[0] != '\0') {
+    p->trace = calloc(1, sizeof *p->trace);
+    if (p->trace == NULL) {
+      free(p);
+      return LMS_ERR_HOST_OOM;
+    }
+    lms__wl_init(p->trace, "recorded");
+    snprintf(p->trace_path, sizeof p->trace_path, "%s", o->trace);
+  }
+  s->next_use = next_use;
+  s->next_use_arg = p;
+  *out = p;
+  return LMS_OK;
+}
+
+lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
+  if (p == NULL) return LMS_OK;
+  lms_status_t st = LMS_OK;
+  if (p->trace != NULL) {
+    if (p->ncur > 0 || p->pending_ns > 0) lms__plan_step(p);
+    if (p->trace->nsteps == 0) {
+      LMS_LOG(WARN, GRAPH, "--trace %s: the run had no steps; nothing "
+              "written", p->trace_path);
+    } else {
+      st = lms__trace_write(p->trace_path, p->trace, err);
+    }
+    lms__wl_free(p->trace);
+    free(p->trace);
+  }
+  p->swap->next_use = NULL;
+  drop_schedule(p);
+  map_free(&p->key_index);
+  map_free(&p->bind);
+  map_free(&p->live);
+  map_free(&p->trace_ids);
+  free(p->steps);
+  free(p->refs);
+  free(p->cur);
+  free(p->order);
+  free(p->order_chunks);
+  free(p);
+  return st;
+}
+
+lms_status_t lms__plan_on_alloc(lms__plan_t *p, lms_chunk_t *c) {
+  if (map_put(&p->live, c->serial, (uint64_t)(uintptr_t)c) != 0)
+    return LMS_ERR_HOST_OOM;
+  if (p->trace != NULL) {
+    char name[32];
+    uint32_t id;
+    snprintf(name, sizeof name, "c%llu", (unsigned long long)c->serial);
+    if (lms__wl_add_chunk(p->trace, c->size, 0, name, &id) != LMS_OK ||
+        map_put(&p->trace_ids, c->serial, (uint64_t)id + 1) != 0) {
+      map_del(&p->live, c->serial);
+      return LMS_ERR_HOST_OOM;
+    }
+  }
+  return LMS_OK;
+}
+
+void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
+  map_del(&p->live, c->serial);
+  if (c->plan_key != 0) {
+    uint64_t *b = map_find(&p->bind, c->plan_key);
+    if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+  }
+  /* A freed chunk must not linger in the current step's references. */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < p->ncur; i++)
+    if (p->cur[i].key != c->serial) p->cur[k++] = p->cur[i];
+  p->ncur = k;
+  if (p->trace != NULL) {
+    uint64_t *id = map_find(&p->trace_ids, c->serial);
+    if (id != NULL) p->trace->chunks[*id - 1].transient = 1;
+  }
+}
+
+void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
+  for (uint32_t i = 0; i < p->ncur; i++) {
+    if (p->cur[i].key == c->serial) {
+      /* A second acquire in one step that reads needs the old bytes. */
+      if (access & LMS_ACCESS_READ) p->cur[i].access &= ~LMS_ACCESS_OVERWRITE;
+      p->cur[i].access |= access & LMS_ACCESS_RW;
+      return;
+    }
+  }
+  if (grow_arr((void **)&p->cur, &p->cur_cap, p->ncur, sizeof *p->cur)) return;
+  p->cur[p->ncur].key = c->serial;
+  p->cur[p->ncur].size = c->size;
+  p->cur[p->ncur].access = access & (LMS_ACCESS_RW | LMS_ACCESS_OVERWRITE);
+  p->ncur++;
+}
+
+void lms__plan_on_compute(lms__plan_t *p, uint64_t ns) { p->pending_ns += ns; }
+
+/* Appends the finished step to the trace being recorded. */
+static void trace_step(lms__plan_t *p) {
+  if (p->trace == NULL || (p->ncur == 0 && p->pending_ns == 0)) return;
+  uint64_t ns = p->pending_ns;
+  if (ns > LMS__WL_MAX_STEP_NS) ns = LMS__WL_MAX_STEP_NS;
+  char name[32];
+  snprintf(name, sizeof name, "s%u", p->trace->nsteps);
+  if (lms__wl_add_step(p->trace, ns, name) != LMS_OK) return;
+  for (uint32_t i = 0; i < p->ncur; i++) {
+    uint64_t *id = map_find(&p->trace_ids, p->cur[i].key);
+    /* In a trace "w" means the step overwrites the chunk; a write that
+     * may keep old bytes is recorded as "rw". */
+    unsigned acc = p->cur[i].access;
+    if ((acc & LMS_ACCESS_WRITE) && !(acc & LMS_ACCESS_OVERWRITE))
+      acc |= LMS_ACCESS_READ;
+    if (id != NULL && (acc & LMS_ACCESS_RW) != 0)
+      lms__wl_add_ref(p->trace, (uint32_t)(*id - 1), acc & LMS_ACCESS_RW);
+  }
+}
+
+lms_status_t lms__plan_step(lms__plan_t *p) {
+  trace_step(p);
+  close_step(p);
+  p->ncur = 0;
+  p->pending_ns = 0;
+  p->t++;
+  lms__stat_add(&p->swap->stats.steps, 1);
+  if (p->mode == MODE_ACTIVE) {
+    if (p->declared && !p->declared_started) {
+      p->declared_started = 1;
+      p->pos = 0;
+    } else {
+      p->pos = (p->pos + 1) % p->period;
+    }
+  }
+  LMS_CHECK(prefetch(p));
+  return clean_ahead(p);
+}
+
+lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,
+                               const unsigned *access, size_t n,
+                               uint64_t compute_ns) {
+  (void)compute_ns;
+  if (!p->declared) {
+    restart_learning(p);
+    p->declared = 1;
+    p->declared_started = 0;
+  }
+  uint32_t saved_ncur = p->ncur;
+  pref_t *saved = NULL;
+  if (saved_ncur > 0) {
+    saved = malloc(saved_ncur * sizeof *saved);
+    if (saved == NULL) return LMS_ERR_HOST_OOM;
+    memcpy(saved, p->cur, saved_ncur * sizeof *saved);
+  }
+  p->ncur = 0;
+  for (size_t i = 0; i < n; i++) lms__plan_on_acquire(p, chunks[i], access[i]);
+  /* The schedule so far is records [0, period); append and rebuild. */
+  p->nsteps = p->period;
+  int bad = record_current(p, step_sig(p->cur, p->ncur)) != 0 ||
+            activate(p, p->nsteps) != 0;
+  p->ncur = 0;
+  for (uint32_t i = 0; i < saved_ncur; i++) p->cur[p->ncur++] = saved[i];
+  free(saved);
+  if (bad) {
+    restart_learning(p);
+    p->declared = 0;
+    return LMS_ERR_HOST_OOM;
+  }
+  p->pos = 0;
+  return LMS_OK;
+}
+
+void lms__plan_relearn(lms__plan_t *p) {
+  if (p->declared) return;
+  p->ncur = 0;
+  restart_learning(p);
+}
+
+void lms__plan_declare_clear(lms__plan_t *p) {
+  p->declared = 0;
+  p->declared_started = 0;
+  restart_learning(p);
+}
+
+void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
+  memset(out, 0, sizeof *out);
+  out->source = p->declared ? "declared"
+                : p->mode == MODE_ACTIVE ? "learned"
+                : p->source == LMS_SCHED_STACK ? "stack"
+                : "none";
+  out->period = p->mode == MODE_ACTIVE ? p->period : 0;
+  out->steps = p->t;
+  out->relearns = p->relearns;
+}

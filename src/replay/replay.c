@@ -1,0 +1,255 @@
+/* replay.c - runs a workload through the public API on the simulated
+ * device and measures each iteration (replay.h). */
+#include "replay/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+
+double lms__replay_hit_rate(const lms__replay_iter_t *it) {
+  uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
+  return need == 0 ? 1.0 : (double)it->prefetch_hits / (double)need;
+}
+
+typedef struct span {
+  uint32_t first, last; /* steps that use the chunk; first > last: none */
+} span_t;
+
+static void take_stats(lms_ctx_t *ctx, lms_stats_t *st, lms__sim_report_t *rep) {
+  lms_stats_get(ctx, st);
+  memset(rep, 0, sizeof *rep);
+  lms__sim_report(ctx->dev, rep);
+}
+
+static void diff_iter(const lms_stats_t *a, const lms_stats_t *b,
+                      const lms__sim_report_t *ra, const lms__sim_report_t *rb,
+                      lms__replay_iter_t *it) {
+#define D(f) (uint64_t)(b->f.total - a->f.total)
+  it->bytes_h2d = D(bytes_h2d);
+  it->bytes_d2h = D(bytes_d2h);
+  it->stall_ns = D(stall_ns);
+  it->prefetches = D(prefetches);
+  it->prefetch_hits = D(prefetch_hits);
+  it->prefetch_late = D(prefetch_late);
+  it->prefetch_wasted = D(prefetch_wasted);
+  it->demand_misses = D(demand_misses);
+  it->cache_hits = D(cache_hits);
+#undef D
+  it->compute_ns = rb->compute_busy_ns - ra->compute_busy_ns;
+  it->h2d_busy_ns = rb->h2d_busy_ns - ra->h2d_busy_ns;
+  it->d2h_busy_ns = rb->d2h_busy_ns - ra->d2h_busy_ns;
+}
+
+/* Acquire flags for a workload reference: "w" overwrites. */
+static unsigned acquire_flags(unsigned access) {
+  if (access == LMS_ACCESS_WRITE) return LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
+  return access & LMS_ACCESS_RW;
+}
+
+lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
+                                    const lms__opts_t *opts, int iterations,
+                                    int declare, lms__replay_hook_t hook,
+                                    void *arg, lms__replay_result_t *out,
+                                    char *err) {
+  memset(out, 0, sizeof *out);
+  if (iterations < 1 || iterations > LMS__REPLAY_MAX_ITERS) {
+    lms__errf(err, "iterations: %d; accepted: 1 to %d", iterations,
+              LMS__REPLAY_MAX_ITERS);
+    return LMS_ERR_INVALID;
+  }
+  LMS_CHECK(lms__wl_validate(w, err));
+  if (opts->device == LMS_DEVICE_CUDA) {
+    lms__errf(err, "replays run on the simulated device; drop --device cuda");
+    return LMS_ERR_INVALID;
+  }
+
+  lms_options_t *o = NULL;
+  LMS_CHECK(lms_options_create(&o));
+  lms__opts_copy(&o->v, opts);
+  o->v.device = LMS_DEVICE_SIM;
+  lms_ctx_t *ctx = NULL;
+  lms_stream_t stream = NULL;
+  lms_chunk_t **chunks = calloc(w->nchunks ? w->nchunks : 1, sizeof *chunks);
+  span_t *span = calloc(w->nchunks ? w->nchunks : 1, sizeof *span);
+  lms_step_ref_t *decl = NULL;
+  lms_status_t st = LMS_OK;
+  if (chunks == NULL || span == NULL) {
+    lms__errf(err, "no host memory for the replay");
+    st = LMS_ERR_HOST_OOM;
+    goto done;
+  }
+  st = lms_ctx_create(o, &ctx);
+  if (st != LMS_OK) {
+    lms__errf(err, "cannot create the context: %s", lms_status_name(st));
+    goto done;
+  }
+  st = lms_stream_create(ctx, &stream);
+  if (st != LMS_OK) {
+    lms__errf(err, "%s", lms_ctx_last_error(ctx));
+    goto done;
+  }
+  for (uint32_t i = 0; i < w->nchunks; i++) {
+    span[i].first = UINT32_MAX;
+    span[i].last = 0;
+  }
+  for (uint32_t s = 0; s < w->nsteps; s++) {
+    for (uint32_t r = 0; r < w->steps[s].nrefs; r++) {
+      uint32_t c = w->refs[w->steps[s].first_ref + r].chunk;
+      if (span[c].first == UINT32_MAX) span[c].first = s;
+      span[c].last = s;
+    }
+  }
+  /* Persistent chunks exist from the start, holding data (weights, or
+   * caffe's blobs): each is written once before the first iteration. */
+  for (uint32_t i = 0; i < w->nchunks; i++) {
+    if (w->chunks[i].transient) continue;
+    st = lms_alloc(ctx, w->chunks[i].size, &chunks[i]);
+    if (st == LMS_OK) {
+      void *p;
+      st = lms_acquire(ctx, chunks[i], stream,
+                       LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &p);
+      if (st == LMS_OK) st = lms_release(ctx, chunks[i], stream);
+    }
+    if (st != LMS_OK) {
+      lms__errf(err, "setting up chunk %u ('%s', %llu bytes): %s", i,
+                w->chunks[i].name, (unsigned long long)w->chunks[i].size,
+                lms_ctx_last_error(ctx));
+      goto done;
+    }
+  }
+  if (declare) {
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < w->nsteps; s++)
+      if (w->steps[s].nrefs > most) most = w->steps[s].nrefs;
+    decl = calloc(most ? most : 1, sizeof *decl);
+    if (decl == NULL) {
+      lms__errf(err, "no host memory for the replay");
+      st = LMS_ERR_HOST_OOM;
+      goto done;
+    }
+    /* Transient chunks have no handle yet: declaring needs them all. */
+    for (uint32_t i = 0; i < w->nchunks && declare; i++)
+      if (w->chunks[i].transient) declare = 0;
+    for (uint32_t s = 0; s < w->nsteps && declare; s++) {
+      const lms__wl_step_t *step = &w->steps[s];
+      for (uint32_t r = 0; r < step->nrefs; r++) {
+        decl[r].chunk = chunks[w->refs[step->first_ref + r].chunk];
+        decl[r].access = acquire_flags(w->refs[step->first_ref + r].access);
+      }
+      st = lms_schedule_step(ctx, decl, step->nrefs, step->compute_ns);
+      if (st != LMS_OK) {
+        lms__errf(err, "declaring step %u: %s", s, lms_ctx_last_error(ctx));
+        goto done;
+      }
+    }
+  }
+  lms_stream_sync(ctx, stream);
+  lms__swap_sync(&ctx->swap);
+
+  lms_stats_t before, after;
+  lms__sim_report_t rbefore, rafter;
+  for (int it = 0; it < iterations; it++) {
+    take_stats(ctx, &before, &rbefore);
+    uint64_t t0 = lms_now_ns(ctx);
+    for (uint32_t s = 0; s < w->nsteps; s++) {
+      const lms__wl_step_t *step = &w->steps[s];
+      for (uint32_t r = 0; r < step->nrefs; r++) {
+        uint32_t c = w->refs[step->first_ref + r].chunk;
+        if (w->chunks[c].transient && span[c].first == s) {
+          st = lms_alloc(ctx, w->chunks[c].size, &chunks[c]);
+          if (st != LMS_OK) goto step_failed;
+        }
+      }
+      st = lms_step_begin(ctx);
+      if (st != LMS_OK) goto step_failed;
+      uint32_t got = 0;
+      for (; got < step->nrefs; got++) {
+        const lms__wl_ref_t *ref = &w->refs[step->first_ref + got];
+        void *p;
+        st = lms_acquire(ctx, chunks[ref->chunk], stream,
+                         acquire_flags(ref->access), &p);
+        if (st != LMS_OK) break;
+      }
+      if (st == LMS_OK) st = lms_compute(ctx, stream, step->compute_ns);
+      for (uint32_t r = 0; r < got; r++) {
+        lms_status_t rs = lms_release(
+            ctx, chunks[w->refs[step->first_ref + r].chunk], stream);
+        if (st == LMS_OK) st = rs;
+      }
+      if (st != LMS_OK) goto step_failed;
+      for (uint32_t r = 0; r < step->nrefs; r++) {
+        uint32_t c = w->refs[step->first_ref + r].chunk;
+        if (w->chunks[c].transient && span[c].last == s) {
+          st = lms_free(ctx, chunks[c]);
+          chunks[c] = NULL;
+          if (st != LMS_OK) goto step_failed;
+        }
+      }
+      if (hook != NULL && hook(arg, ctx, s) != 0) {
+        lms__errf(err, "stopped by the test hook at iteration %d, step %u", it,
+                  s);
+        st = LMS_ERR_INTERNAL;
+        goto done;
+      }
+      continue;
+    step_failed:
+      lms__errf(err, "iteration %d, step %u ('%s'): %s", it, s, step->name,
+                lms_ctx_last_error(ctx));
+      goto done;
+    }
+    st = lms_stream_sync(ctx, stream);
+    if (st != LMS_OK) {
+      lms__errf(err, "%s", lms_ctx_last_error(ctx));
+      goto done;
+    }
+    take_stats(ctx, &after, &rafter);
+    lms__replay_iter_t *ir = &out->iter[it];
+    diff_iter(&before, &after, &rbefore, &rafter, ir);
+    ir->time_ns = lms_now_ns(ctx) - t0;
+    out->iterations = it + 1;
+  }
+  out->last = out->iter[out->iterations - 1];
+  out->h2d_gbps = ctx->opts.link.h2d_gbps;
+  out->d2h_gbps = ctx->opts.link.d2h_gbps;
+  {
+    const lms__replay_iter_t *l = &out->last;
+    uint64_t bound = l->compute_ns;
+    uint64_t h = (uint64_t)((double)l->bytes_h2d / out->h2d_gbps);
+    uint64_t d = (uint64_t)((double)l->bytes_d2h / out->d2h_gbps);
+    if (h > bound) bound = h;
+    if (d > bound) bound = d;
+    out->overlap_bound_ns = bound;
+  }
+  lms_stats_get(ctx, &after);
+  out->device_peak = (uint64_t)after.device_reserved.peak;
+  out->budget = after.device_limit;
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  snprintf(out->schedule, sizeof out->schedule, "%s", info.source);
+  out->period = info.period;
+
+done:
+  if (ctx != NULL) {
+    for (uint32_t i = 0; i < w->nchunks; i++)
+      if (chunks != NULL && chunks[i] != NULL) lms_free(ctx, chunks[i]);
+    if (stream != NULL) lms_stream_destroy(ctx, stream);
+    lms_status_t dst = lms_ctx_destroy(ctx);
+    if (st == LMS_OK && dst != LMS_OK) {
+      lms__errf(err, "ending the context: %s", lms_status_name(dst));
+      st = dst;
+    }
+  }
+  free(decl);
+  free(span);
+  free(chunks);
+  lms_options_destroy(o);
+  return st;
+}
+
+lms_status_t lms__replay_run(const lms__workload_t *w, const lms__opts_t *opts,
+                             int iterations, int declare,
+                             lms__replay_result_t *out, char *err) {
+  return lms__replay_run_hooked(w, opts, iterations, declare, NULL, NULL, out,
+                                err);
+}

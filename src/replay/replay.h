@@ -1,0 +1,66 @@
+/* replay.h - running a workload through the runtime on the simulated
+ * device: what `lms sim`, `lms demo` and the scheduler's tests measure.
+ *
+ * A replay creates a context from the options given (the simulated device,
+ * its link and capacity, the policy, the window), allocates the workload's
+ * chunks through the public API, and runs its steps for a number of
+ * iterations: at each step it marks the step, acquires the step's chunks
+ * (a "w" reference as an overwrite), enqueues the step's compute time and
+ * releases them.  Transient chunks are allocated before their first step
+ * and freed after their last one, in every iteration.  The host waits for
+ * the device at the end of each iteration, as a training loop reading its
+ * loss does, and each iteration's time is the device clock between those
+ * waits.  Nothing here moves real data unless the options ask for it. */
+#ifndef LMS_REPLAY_REPLAY_H
+#define LMS_REPLAY_REPLAY_H
+
+#include <stdint.h>
+
+#include "core/options.h"
+#include "graph/graph.h"
+
+#define LMS__REPLAY_MAX_ITERS 64
+
+typedef struct lms__replay_iter {
+  uint64_t time_ns;
+  uint64_t compute_ns;     /* the compute engine's busy time */
+  uint64_t bytes_h2d, bytes_d2h;
+  uint64_t h2d_busy_ns, d2h_busy_ns;
+  uint64_t stall_ns;
+  uint64_t prefetches, prefetch_hits, prefetch_late, prefetch_wasted;
+  uint64_t demand_misses, cache_hits;
+} lms__replay_iter_t;
+
+typedef struct lms__replay_result {
+  int iterations;
+  lms__replay_iter_t iter[LMS__REPLAY_MAX_ITERS];
+  lms__replay_iter_t last;  /* the measured (last) iteration */
+  double h2d_gbps, d2h_gbps;
+  uint64_t overlap_bound_ns; /* max(compute, h2d bytes / rate, d2h / rate) */
+  uint64_t device_peak;      /* peak device bytes reserved */
+  uint64_t budget;
+  char schedule[16];         /* the planner's source at the end */
+  uint32_t period;
+} lms__replay_result_t;
+
+/* 1 - late - misses over the acquires that needed data brought in:
+ * hits / (hits + late + misses); 1 when there were none. */
+double lms__replay_hit_rate(const lms__replay_iter_t *it);
+
+/* Runs w for `iterations` (1..LMS__REPLAY_MAX_ITERS) under opts.  With
+ * `declare`, the schedule is declared through lms_schedule_step instead
+ * of learned.  err (LMS__ERRBUF) says what failed, e.g. out of memory. */
+lms_status_t lms__replay_run(const lms__workload_t *w, const lms__opts_t *opts,
+                             int iterations, int declare,
+                             lms__replay_result_t *out, char *err);
+
+/* Hooks for tests: called after every step with the context; a nonzero
+ * return stops the replay with LMS_ERR_INTERNAL. */
+typedef int (*lms__replay_hook_t)(void *arg, lms_ctx_t *ctx, uint32_t step);
+lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
+                                    const lms__opts_t *opts, int iterations,
+                                    int declare, lms__replay_hook_t hook,
+                                    void *arg, lms__replay_result_t *out,
+                                    char *err);
+
+#endif

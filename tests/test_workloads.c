@@ -1,0 +1,419 @@
+/* test_workloads.c - the built-in workloads against the published facts
+ * of the source scenarios, and lms__wl_peak_live_bytes.
+ *
+ * GoogLeNet: caffe's "Memory required for data" (recomputed from the
+ * steps the way caffe's Net::Init counts it, see Note [GoogLeNet blob
+ * memory and the published figures] in workloads.c) lands within 3 % of
+ * the published 1.59 GB and 15.84 GB; the chunks hold the blobs caffe
+ * really allocates, all persistent; the forward times reproduce the two
+ * published points the model was calibrated on.  3D U-Net: 144^3 trains
+ * within a 16 GiB V100 and 192^3 does not.  Training mirrors the forward
+ * pass and doubles the chunks; every built-in validates; bad parameters
+ * are refused with the parameter named and the workload left empty. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+#define GiB (1024.0 * 1024.0 * 1024.0)
+
+static lms__workload_t wl;
+
+static void wl_down(void) { lms__wl_free(&wl); }
+
+static lms_status_t build(const char *name, int batch, int train, int size,
+                          double device_flops, lms__workload_t *w,
+                          char *err) {
+  const lms__wl_builtin_t *b = lms__wl_find_builtin(name);
+  cr_assert(ne(ptr, (void *)b, NULL), "built-in '%s' exists", name);
+  lms__wl_params_t p = {.batch = batch, .train = train, .size = size,
+                        .device_flops = device_flops};
+  return b->build(&p, w, err);
+}
+
+static void build_ok(const char *name, int batch, int train, int size,
+                     lms__workload_t *w) {
+  char err[LMS__ERRBUF] = "";
+  lms_status_t st = build(name, batch, train, size, 0.0, w, err);
+  cr_assert(eq(int, st, LMS_OK), "%s b%d train=%d size %d: %s", name, batch,
+            train, size, err);
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int find_chunk(const lms__workload_t *w, const char *name) {
+  for (uint32_t i = 0; i < w->nchunks; i++)
+    if (strcmp(w->chunks[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+static double rel(double got, double want) { return fabs(got / want - 1.0); }
+
+/* caffe's Net::Init count: the input, then every top of every layer.  An
+ * in-place layer's top is the chunk it reads and writes; a Split's tops
+ * share its bottom's data, one for each later step that reads it. */
+static double caffe_data_bytes(const lms__workload_t *w) {
+  int data = find_chunk(w, "data");
+  cr_assert(ge(int, data, 0));
+  double b = (double)w->chunks[data].size;
+  for (uint32_t s = 0; s < w->nsteps; s++) {
+    const lms__wl_step_t *st = &w->steps[s];
+    const lms__wl_ref_t *r = &w->refs[st->first_ref];
+    if (ends_with(st->name, "_split")) {
+      cr_assert(eq(u32, st->nrefs, 1), "a Split reads its bottom only");
+      int readers = 0;
+      for (uint32_t t = s + 1; t < w->nsteps; t++)
+        for (uint32_t i = 0; i < w->steps[t].nrefs; i++)
+          readers += w->refs[w->steps[t].first_ref + i].chunk == r->chunk;
+      cr_assert(eq(int, readers, 4), "'%s' feeds an inception module's four "
+                "branches", st->name);
+      b += (double)readers * (double)w->chunks[r->chunk].size;
+      continue;
+    }
+    for (uint32_t i = 0; i < st->nrefs; i++)
+      if (r[i].access & LMS_ACCESS_WRITE)
+        b += (double)w->chunks[r[i].chunk].size;
+  }
+  return b;
+}
+
+/* Bytes of every chunk that is not a weight. */
+static uint64_t data_chunk_bytes(const lms__workload_t *w) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < w->nchunks; i++)
+    if (!ends_with(w->chunks[i].name, ".w")) b += w->chunks[i].size;
+  return b;
+}
+
+/* ---- GoogLeNet memory -------------------------------------------------- */
+
+Test(googlenet, published_data_memory, .fini = wl_down) {
+  static const struct {
+    int batch;
+    double input, end;
+  } pub[] = {{1, 17.3e6, 1.59e9}, {10, 172.8e6, 15.84e9}};
+  for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+    build_ok("googlenet", pub[i].batch, 0, 0, &wl);
+    int data = find_chunk(&wl, "data");
+    cr_assert(ge(int, data, 0));
+    cr_assert(lt(dbl, rel((double)wl.chunks[data].size, pub[i].input), 0.005),
+              "input blob at batch %d: %llu bytes", pub[i].batch,
+              (unsigned long long)wl.chunks[data].size);
+    double caffe = caffe_data_bytes(&wl);
+    cr_assert(lt(dbl, rel(caffe, pub[i].end), 0.03),
+              "caffe's data count at batch %d: %.4g bytes, published %.4g",
+              pub[i].batch, caffe, pub[i].end);
+    lms__wl_free(&wl);
+  }
+}
+
+/* What caffe really allocates for data: the input and each top that is
+ * neither in place nor a Split's, per image 196,826,224 floats (summed by
+ * hand from the blob shapes at 1200 x 1200). */
+Test(googlenet, allocated_blobs, .fini = wl_down) {
+  build_ok("googlenet", 10, 0, 1200, &wl);
+  cr_assert(eq(u64, data_chunk_bytes(&wl), 10ull * 196826224ull * 4ull));
+  int conv1 = find_chunk(&wl, "conv1/7x7_s2");
+  cr_assert(ge(int, conv1, 0));
+  cr_assert(eq(u64, wl.chunks[conv1].size, 921600000ull),
+            "conv1's output is the 921.6 MB chunk of the LMS log");
+  int pool5 = find_chunk(&wl, "pool5/7x7_s1");
+  cr_assert(ge(int, pool5, 0));
+  cr_assert(eq(u64, wl.chunks[pool5].size, 10ull * 1024 * 31 * 31 * 4),
+            "the deploy net's 7x7 pool5 leaves 31 x 31 at 1200 x 1200");
+  int fc = find_chunk(&wl, "loss3/classifier.w");
+  cr_assert(ge(int, fc, 0));
+  cr_assert(eq(u64, wl.chunks[fc].size, (1024ull * 31 * 31 + 1) * 1000 * 4));
+  for (uint32_t i = 0; i < wl.nchunks; i++)
+    cr_assert(eq(int, wl.chunks[i].transient, 0),
+              "caffe keeps '%s' for the whole run", wl.chunks[i].name);
+  lms__wl_free(&wl);
+  build_ok("googlenet", 2, 1, 1200, &wl);
+  for (uint32_t i = 0; i < wl.nchunks; i++)
+    cr_assert(eq(int, wl.chunks[i].transient, 0),
+              "caffe keeps '%s' for the whole run", wl.chunks[i].name);
+  cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), lms__wl_chunk_bytes(&wl)),
+            "with every chunk persistent, the peak is the sum");
+}
+
+/* ---- GoogLeNet timing -------------------------------------------------- */
+
+Test(googlenet, calibrated_forward_times, .fini = wl_down) {
+  build_ok("googlenet", 1, 0, 1200, &wl);
+  double t1 = (double)lms__wl_compute_ns(&wl);
+  cr_assert(lt(dbl, rel(t1, 45.4e6), 0.005), "batch 1: %.4g ns", t1);
+  cr_assert(gt(dbl, wl.device_flops, 1e12));
+  cr_assert(lt(dbl, wl.device_flops, 10.6e12), "below the P100's peak");
+  double d = wl.device_flops;
+  uint64_t f1 = wl.flops;
+  lms__wl_free(&wl);
+
+  build_ok("googlenet", 10, 0, 1200, &wl);
+  double t10 = (double)lms__wl_compute_ns(&wl);
+  cr_assert(lt(dbl, rel(t10, 263.5e6), 0.005), "batch 10: %.4g ns", t10);
+  cr_assert(eq(dbl, wl.device_flops, d));
+  cr_assert(lt(dbl, rel((double)wl.flops, 10.0 * (double)f1), 1e-9),
+            "every layer's work grows with the batch");
+  lms__wl_free(&wl);
+
+  /* A faster device shortens the FLOP part and keeps the overhead. */
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, build("googlenet", 10, 0, 1200, 2.0 * d, &wl, err),
+               LMS_OK), "%s", err);
+  cr_assert(eq(dbl, wl.device_flops, 2.0 * d));
+  double fast = (double)lms__wl_compute_ns(&wl);
+  double flop_part = (double)wl.flops / d * 1e9;
+  cr_assert(lt(dbl, fabs(t10 - fast - flop_part / 2.0), 1e3),
+            "%.6g ns saved, %.6g expected", t10 - fast, flop_part / 2.0);
+}
+
+/* ---- Training ---------------------------------------------------------- */
+
+/* Forward steps, one loss step, then the forward steps again, reversed,
+ * as NAME.bwd; then (U-Net) optimizer steps.  Returns the forward count. */
+static uint32_t check_mirror(const lms__workload_t *fwd,
+                             const lms__workload_t *train,
+                             const char *loss) {
+  uint32_t nf = fwd->nsteps;
+  if (strcmp(fwd->steps[nf - 1].name, "prob") == 0) nf--; /* deploy only */
+  cr_assert(ge(u32, train->nsteps, 2 * nf + 1));
+  for (uint32_t i = 0; i < nf; i++)
+    cr_assert(eq(str, train->steps[i].name, fwd->steps[i].name));
+  cr_assert(eq(str, train->steps[nf].name, (char *)loss));
+  for (uint32_t i = 0; i < nf; i++) {
+    char want[2 * LMS__WL_NAME];
+    snprintf(want, sizeof want, "%s.bwd", train->steps[nf - 1 - i].name);
+    cr_assert(eq(str, train->steps[nf + 1 + i].name, want));
+  }
+  for (uint32_t s = 2 * nf + 1; s < train->nsteps; s++)
+    cr_assert(eq(int, strncmp(train->steps[s].name, "adam/", 5), 0),
+              "after backward only optimizer steps: '%s'",
+              train->steps[s].name);
+  return nf;
+}
+
+/* Every forward chunk but the input has a gradient in training. */
+static void check_diffs(const lms__workload_t *fwd,
+                        const lms__workload_t *train, const char *input) {
+  for (uint32_t i = 0; i < fwd->nchunks; i++) {
+    const char *c = fwd->chunks[i].name;
+    if (strcmp(c, input) == 0 || strcmp(c, "prob") == 0) continue;
+    char want[2 * LMS__WL_NAME];
+    snprintf(want, sizeof want, "%s.diff", c);
+    cr_assert(ge(int, find_chunk(train, want), 0), "'%s' has no '%s'", c,
+              want);
+  }
+}
+
+Test(googlenet, training_mirrors_forward, .fini = wl_down) {
+  lms__workload_t fwd;
+  build_ok("googlenet", 2, 0, 0, &fwd);
+  build_ok("googlenet", 2, 1, 0, &wl);
+  cr_assert(eq(str, wl.name, "googlenet-1200-b2-train"));
+  uint32_t nf = check_mirror(&fwd, &wl, "loss3/loss3");
+  cr_assert(eq(u32, wl.nsteps, 2 * nf + 1), "caffe time has no solver");
+  check_diffs(&fwd, &wl, "data");
+  double ratio = (double)wl.nchunks / fwd.nchunks;
+  cr_assert(ge(dbl, ratio, 1.8));
+  cr_assert(le(dbl, ratio, 2.5), "%u training chunks, %u forward", wl.nchunks,
+            fwd.nchunks);
+  /* conv2/3x3's backward reads its output's gradient, its input and its
+   * weights, and writes its input's gradient and its weights'. */
+  int s = -1;
+  for (uint32_t i = 0; i < wl.nsteps; i++)
+    if (strcmp(wl.steps[i].name, "conv2/3x3.bwd") == 0) s = (int)i;
+  cr_assert(ge(int, s, 0));
+  static const struct {
+    const char *chunk;
+    unsigned access;
+  } want[] = {{"conv2/3x3.diff", LMS_ACCESS_READ},
+              {"conv2/3x3_reduce", LMS_ACCESS_READ},
+              {"conv2/3x3.w", LMS_ACCESS_READ},
+              {"conv2/3x3.w.diff", LMS_ACCESS_WRITE},
+              {"conv2/3x3_reduce.diff", LMS_ACCESS_WRITE}};
+  const lms__wl_step_t *st = &wl.steps[s];
+  cr_assert(eq(u32, st->nrefs, 5));
+  for (size_t k = 0; k < 5; k++) {
+    int c = find_chunk(&wl, want[k].chunk);
+    cr_assert(ge(int, c, 0), "%s", want[k].chunk);
+    unsigned got = 0;
+    for (uint32_t i = 0; i < st->nrefs; i++)
+      if (wl.refs[st->first_ref + i].chunk == (uint32_t)c)
+        got = wl.refs[st->first_ref + i].access;
+    cr_assert(eq(u32, got, want[k].access), "%s", want[k].chunk);
+  }
+  lms__wl_free(&fwd);
+}
+
+Test(unet3d, training_mirrors_forward, .fini = wl_down) {
+  lms__workload_t fwd;
+  build_ok("unet3d", 1, 0, 32, &fwd);
+  build_ok("unet3d", 1, 1, 32, &wl);
+  cr_assert(eq(str, wl.name, "unet3d-32-b1-train"));
+  check_mirror(&fwd, &wl, "loss");
+  check_diffs(&fwd, &wl, "input");
+  cr_assert(gt(u32, wl.nchunks, 2 * fwd.nchunks),
+            "gradients and Adam's moments beside the weights");
+  lms__wl_free(&fwd);
+}
+
+/* ---- U-Net memory ------------------------------------------------------ */
+
+Test(unet3d, fits_a_16_GiB_v100_at_144_only, .fini = wl_down) {
+  build_ok("unet3d", 1, 1, 144, &wl);
+  double p144 = (double)lms__wl_peak_live_bytes(&wl);
+  cr_assert(lt(dbl, p144, 16.0 * GiB), "144^3 peaks at %.2f GiB",
+            p144 / GiB);
+  cr_assert(lt(dbl, p144, (double)lms__wl_chunk_bytes(&wl)),
+            "freeing activations must save memory");
+  lms__wl_free(&wl);
+  build_ok("unet3d", 1, 1, 0, &wl);
+  cr_assert(eq(str, wl.name, "unet3d-192-b1-train"));
+  double p192 = (double)lms__wl_peak_live_bytes(&wl);
+  cr_assert(gt(dbl, p192, 16.0 * GiB), "192^3 peaks at %.2f GiB",
+            p192 / GiB);
+  for (uint32_t i = 0; i < wl.nchunks; i++) {
+    const char *c = wl.chunks[i].name;
+    int weight = ends_with(c, ".w") || ends_with(c, ".w.diff") ||
+                 ends_with(c, ".w.m") || ends_with(c, ".w.v");
+    cr_assert(eq(int, wl.chunks[i].transient, !weight), "'%s'", c);
+  }
+}
+
+/* ---- Peak live bytes --------------------------------------------------- */
+
+Test(peak_live, lifetimes_from_steps, .fini = wl_down) {
+  uint32_t p, a, b, c;
+  lms__wl_init(&wl, "peak");
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 1000, 0, "p", &p), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 100, 1, "a", &a), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 20, 1, "b", &b), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 3, 1, "c", &c), LMS_OK));
+  cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1000),
+            "no steps: the persistent chunks only");
+  /* a: steps 0-2; b: step 1 only; c: steps 3-4.  Live: 100, 120, 100,
+   * 3, 3 (plus 1000) -> peak 1120; a and c never overlap. */
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s0"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s1"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, b, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s2"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s3"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, c, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, p, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s4"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, c, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1120));
+  /* Reading a again at step 4 keeps it live across steps 3 and 4. */
+  cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1120));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s5"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, b, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1123),
+            "b now spans steps 1-5, over a and c together");
+}
+
+/* ---- Every built-in ---------------------------------------------------- */
+
+Test(builtins, every_one_validates, .fini = wl_down) {
+  int n = 0;
+  for (const lms__wl_builtin_t *b = lms__wl_builtins; b->name != NULL; b++) {
+    n++;
+    cr_assert(ne(ptr, (void *)b->summary, NULL));
+    cr_assert(eq(ptr, (void *)lms__wl_find_builtin(b->name), (void *)b));
+    for (int train = 0; train <= 1; train++) {
+      for (int batch = 1; batch <= 3; batch += 2) {
+        char err[LMS__ERRBUF] = "";
+        build_ok(b->name, batch, train, 0, &wl);
+        cr_assert(eq(int, lms__wl_validate(&wl, err), LMS_OK), "%s", err);
+        cr_assert(gt(u64, wl.flops, 0));
+        cr_assert(gt(dbl, wl.device_flops, 0.0));
+        cr_assert(gt(u64, lms__wl_max_step_bytes(&wl), 0));
+        cr_assert(eq(int, strncmp(wl.name, b->name, strlen(b->name)), 0));
+        lms__wl_free(&wl);
+      }
+    }
+  }
+  cr_assert(eq(int, n, 2));
+  build_ok("googlenet", 1, 1, 224, &wl);
+  lms__wl_free(&wl);
+  build_ok("unet3d", 2, 1, 16, &wl);
+}
+
+Test(builtins, find, .fini = wl_down) {
+  const lms__wl_builtin_t *g = lms__wl_find_builtin("googlenet");
+  const lms__wl_builtin_t *u = lms__wl_find_builtin("unet3d");
+  cr_assert(ne(ptr, (void *)g, NULL));
+  cr_assert(ne(ptr, (void *)u, NULL));
+  cr_assert(eq(str, (char *)g->name, "googlenet"));
+  cr_assert(eq(str, (char *)u->name, "unet3d"));
+  cr_assert(eq(ptr, (void *)lms__wl_find_builtin("resnet50"), NULL));
+  cr_assert(eq(ptr, (void *)lms__wl_find_builtin("GoogLeNet"), NULL));
+  cr_assert(eq(ptr, (void *)lms__wl_find_builtin(""), NULL));
+  cr_assert(eq(ptr, (void *)lms__wl_find_builtin(NULL), NULL));
+}
+
+/* ---- Bad parameters ---------------------------------------------------- */
+
+struct bad_case {
+  const char *wl;
+  int batch, train, size;
+  double device_flops;
+  const char *names; /* what the message must contain */
+};
+
+static const struct bad_case bad_cases[] = {
+    {"googlenet", 0, 0, 0, 0.0, "batch"},
+    {"googlenet", -3, 0, 0, 0.0, "batch"},
+    {"googlenet", 4097, 0, 0, 0.0, "batch"},
+    {"googlenet", 1, 2, 0, 0.0, "train"},
+    {"googlenet", 1, 0, 223, 0.0, "size"},
+    {"googlenet", 1, 0, 4097, 0.0, "size"},
+    {"googlenet", 1, 0, -1200, 0.0, "size"},
+    {"googlenet", 1, 0, 0, -1.0, "device_flops"},
+    {"googlenet", 1, 0, 0, NAN, "device_flops"},
+    {"googlenet", 1, 0, 0, INFINITY, "device_flops"},
+    {"googlenet", 1, 0, 0, 1e-3, "device_flops"}, /* steps too long */
+    {"unet3d", 0, 1, 0, 0.0, "batch"},
+    {"unet3d", 5000, 1, 0, 0.0, "batch"},
+    {"unet3d", 1, -1, 0, 0.0, "train"},
+    {"unet3d", 1, 1, 8, 0.0, "size"},
+    {"unet3d", 1, 1, 100, 0.0, "size"},
+    {"unet3d", 1, 1, 1040, 0.0, "size"},
+    {"unet3d", 1, 1, 0, -INFINITY, "device_flops"},
+    {"unet3d", 4096, 1, 1024, 0.0, "batch"}, /* a chunk over 256 TiB */
+};
+
+Test(builtins, bad_params_are_refused) {
+  for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    const struct bad_case *c = &bad_cases[i];
+    lms__workload_t w;
+    memset(&w, 0xA5, sizeof w); /* whatever the caller had */
+    char err[LMS__ERRBUF] = "";
+    lms_status_t st =
+        build(c->wl, c->batch, c->train, c->size, c->device_flops, &w, err);
+    cr_assert(eq(int, st, LMS_ERR_INVALID), "case %zu (%s)", i, c->names);
+    cr_assert(ne(ptr, strstr(err, c->names), NULL),
+              "case %zu: '%s' does not name %s", i, err, c->names);
+    cr_assert(eq(u32, w.nchunks, 0), "case %zu leaves the workload empty", i);
+    cr_assert(eq(u32, w.nsteps, 0));
+    cr_assert(eq(u32, w.nrefs, 0));
+    cr_assert(eq(ptr, (void *)w.chunks, NULL));
+    cr_assert(eq(ptr, (void *)w.steps, NULL));
+    cr_assert(eq(ptr, (void *)w.refs, NULL));
+  }
+  lms__workload_t w;
+  lms__wl_init(&w, NULL);
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__wl_find_builtin("unet3d")->build(NULL, &w, err),
+               LMS_ERR_INVALID));
+  cr_assert(eq(u32, w.nchunks, 0));
+}
