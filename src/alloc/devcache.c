@@ -207,7 +207,7 @@ static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
 /* Takes the free block b for `size` bytes on `stream`, splitting off the
  * rest when it is worth a block of its own. */
 static lms_status_t take(lms__devcache_t *dc, lms__block_t *b, size_t size,
-                         void *stream) {
+                         void *stream, int whole) {
   lms__avl_remove(&dc->free_blocks, &b->node);
   b->allocated = 1; /* before splitting, so the rest does not merge back */
   if (b->pending) {
@@ -215,7 +215,7 @@ static lms_status_t take(lms__devcache_t *dc, lms__block_t *b, size_t size,
     event_put(dc, b->event);
     b->event = NULL;
     b->pending = 0;
-  } else if (b->size - size >= LMS__BLOCK_ROUND) {
+  } else if (!whole && b->size - size >= LMS__BLOCK_ROUND) {
     lms__block_t *rest = calloc(1, sizeof *rest);
     if (rest != NULL) {
       rest->seg = b->seg;
@@ -303,6 +303,76 @@ static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
   return best;
 }
 
+/* Note [Stream-ordered reuse] continued: neighbouring blocks freed by
+ * different evictions stay apart while pending, so a chunk larger than
+ * any one of them would make the host wait for all of them.  Instead a run
+ * of adjacent unallocated blocks (ready, or pending with an event) whose
+ * sizes add up to the request is merged for `stream`, after `stream` is
+ * made to wait for every pending one.  The run ends at the first block
+ * that makes it big enough; if that block was pending, the merged block
+ * is taken whole rather than split, so that no part still pending for
+ * other streams becomes free for them.  Returns the merged block, in the
+ * free tree and marked ready only for the caller's take(), or NULL. */
+static int runnable(const lms__block_t *b) {
+  return b != NULL && !b->allocated && (!b->pending || b->event != NULL);
+}
+
+static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
+                               int *whole) {
+  lms__block_t *best = NULL, *best_end = NULL;
+  size_t best_total = 0;
+  for (lms__segment_t *seg = dc->segments; seg != NULL; seg = seg->next) {
+    if ((size <= LMS__SMALL_REQUEST) != (seg->small != 0)) continue;
+    for (lms__block_t *start = seg->first; start != NULL; start = start->next) {
+      if (!runnable(start)) continue;
+      size_t total = 0;
+      lms__block_t *e = start;
+      for (; e != NULL && runnable(e); e = e->next) {
+        total += e->size;
+        if (total >= size) break;
+      }
+      if (e == NULL || !runnable(e) || total < size) continue;
+      /* Taken whole, a run must not be much more than asked for. */
+      if (e->pending && total / 2 > size) continue;
+      if (best == NULL || total < best_total) {
+        best = start;
+        best_end = e;
+        best_total = total;
+      }
+    }
+  }
+  if (best == NULL) return NULL;
+  for (lms__block_t *b = best;; b = b->next) {
+    if (b->pending && b->stream != stream &&
+        dc->dev->ops->stream_wait(dc->dev, stream, b->event) != LMS_OK) {
+      device_error(dc, "stream_wait for a run of pending blocks");
+      return NULL;
+    }
+    if (b == best_end) break;
+  }
+  *whole = best_end->pending;
+  lms__block_t *stop = best_end->next;
+  for (lms__block_t *b = best; b != stop; b = b->next) {
+    lms__avl_remove(&dc->free_blocks, &b->node);
+    if (b->pending) {
+      pending_unlink(dc, b);
+      event_put(dc, b->event);
+      b->event = NULL;
+      b->pending = 0;
+    }
+    b->stream = NULL;
+  }
+  while (best->next != stop) {
+    lms__block_t *n = best->next;
+    best->size += n->size;
+    best->next = n->next;
+    if (n->next) n->next->prev = best;
+    free(n);
+  }
+  lms__avl_insert(&dc->free_blocks, &best->node);
+  return best;
+}
+
 static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
                                int may_block, void **out);
 
@@ -331,8 +401,12 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
     st = grow(dc, want);
     if (st == LMS_OK) b = find_fit(dc, want, stream, 1);
   }
+  int whole = 0;
   if (b == NULL && st != LMS_ERR_DEVICE && stream != NULL)
     b = claim_pending(dc, want, stream);
+  if (b == NULL && st != LMS_ERR_DEVICE && stream != NULL) {
+    b = claim_run(dc, want, stream, &whole);
+  }
   if (b == NULL && st != LMS_ERR_DEVICE && dc->pending != NULL && may_block) {
     /* Wait for blocks still in flight on other streams, then look again. */
     lms__devcache_sync(dc);
@@ -360,7 +434,7 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
     }
     return st;
   }
-  take(dc, b, want, stream);
+  take(dc, b, want, stream, whole);
   *out = b->ptr;
   return LMS_OK;
 }

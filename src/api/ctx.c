@@ -196,9 +196,13 @@ lms_status_t lms_schedule_step(lms_ctx_t *ctx, const lms_step_ref_t *refs,
     if (!lms__swap_is_chunk(refs[i].chunk))
       st = fail(ctx, LMS_ERR_INVALID, "%s: a reference is not a live chunk",
                 "lms_schedule_step");
-    else if (refs[i].access == 0 || (refs[i].access & ~LMS_ACCESS_RW) != 0)
+    else if ((refs[i].access & LMS_ACCESS_RW) == 0 ||
+             (refs[i].access & ~(LMS_ACCESS_RW | LMS_ACCESS_OVERWRITE)) != 0 ||
+             ((refs[i].access & LMS_ACCESS_OVERWRITE) &&
+              !(refs[i].access & LMS_ACCESS_WRITE)))
       st = fail(ctx, LMS_ERR_INVALID, "%s: access must be LMS_ACCESS_READ, "
-                "LMS_ACCESS_WRITE or both", "lms_schedule_step");
+                "LMS_ACCESS_WRITE or both, and LMS_ACCESS_OVERWRITE only with "
+                "LMS_ACCESS_WRITE", "lms_schedule_step");
     chunks[i] = refs[i].chunk;
     access[i] = refs[i].access;
   }

@@ -230,6 +230,8 @@ lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
   if (b == NULL) return lms__trace_read(a->input, w, err);
   lms__wl_params_t p = a->params;
   if (p.train < 0) p.train = 1;
+  /* The source scenarios: GoogleNet at batch 10, the U-Net at batch 1. */
+  if (p.batch == 0) p.batch = strcmp(b->name, "googlenet") == 0 ? 10 : 1;
   return b->build(&p, w, err);
 }
 

@@ -49,10 +49,12 @@
  * rounded to the nearest nanosecond; compute lasts what it is told.
  * Enqueueing costs no host time.  Host time moves only when the host waits:
  * stream_sync and event_sync set host_now to the time awaited, and an
- * event_query that answers LMS_NOT_READY advances host_now by one quantum
- * (SIM_QUERY_QUANTUM_NS, clamped to the event's time) so that a loop
+ * event_query that answers LMS_NOT_READY for an event already found not
+ * ready at the same host time advances host_now by one quantum
+ * (SIM_QUERY_QUANTUM_NS, clamped to the event's time), so that a loop
  * polling an event makes progress and then sees it complete, at a virtual
- * time that depends only on the calls made.  An event captures the tail of
+ * time that depends only on the calls made, while a one-time look at many
+ * events (an allocator scanning its pending blocks) costs no time.  An event captures the tail of
  * the stream it was recorded on; a stream that waits on it takes
  * max(tail, event time) as its new tail.
  *
@@ -175,6 +177,8 @@ typedef struct sim_stream {
 typedef struct sim_event {
   uint64_t time; /* the captured stream's tail when recorded */
   int recorded;
+  int polled;          /* answered NOT_READY at host time polled_at */
+  uint64_t polled_at;
 } sim_event_t;
 
 typedef struct sim {
@@ -463,6 +467,7 @@ static lms_status_t event_record_locked(sim_t *s, void *event, void *stream) {
   if (st == NULL) return SIM_BAD_STREAM(s, "event_record", stream);
   ev->time = st->tail;
   ev->recorded = 1;
+  ev->polled = 0;
   return LMS_OK;
 }
 
@@ -470,8 +475,12 @@ static lms_status_t event_query_locked(sim_t *s, void *event) {
   sim_event_t *ev = find_event(s, event);
   if (ev == NULL) return SIM_BAD_EVENT(s, "event_query", event);
   if (!ev->recorded || ev->time <= s->host_now) return LMS_OK;
-  uint64_t next = s->host_now + SIM_QUERY_QUANTUM_NS;
-  s->host_now = next < ev->time ? next : ev->time;
+  if (ev->polled && ev->polled_at == s->host_now) {
+    uint64_t next = s->host_now + SIM_QUERY_QUANTUM_NS;
+    s->host_now = next < ev->time ? next : ev->time;
+  }
+  ev->polled = 1;
+  ev->polled_at = s->host_now;
   return LMS_NOT_READY;
 }
 

@@ -179,6 +179,7 @@ struct lms__plan {
   uint32_t *use_first, *use_count, *uses;
 
   u64map_t live;         /* serial -> (uintptr_t) chunk */
+  u64map_t ws_keys;      /* scratch: keys in the prefetch window */
   u64map_t bind;         /* key -> serial of the chunk now playing it */
 
   /* The trace being recorded, or NULL. */
@@ -217,7 +218,7 @@ static lms_chunk_t *resolve(const lms__plan_t *p, uint64_t key) {
 static uint64_t step_sig(const pref_t *r, uint32_t n) {
   uint64_t h = 1469598103934665603ull;
   for (uint32_t i = 0; i < n; i++) {
-    h ^= r[i].size * 4 + r[i].access;
+    h ^= r[i].size * 8 + r[i].access;
     h *= 1099511628211ull;
     h ^= h >> 29;
   }
@@ -234,12 +235,18 @@ static uint64_t next_use(void *arg, const lms_chunk_t *c) {
     if (ki == NULL) return LMS__NEVER;
     const uint32_t *u = p->uses + p->use_first[*ki];
     uint32_t n = p->use_count[*ki];
+    if (n == 0) return LMS__NEVER; /* only ever overwritten */
     /* The first use at or after pos; else the first one, next period. */
     uint32_t lo = 0, hi = n;
     while (lo < hi) {
       uint32_t mid = (lo + hi) / 2;
       if (u[mid] < p->pos) lo = mid + 1;
       else hi = mid;
+    }
+    if (lo == n && c->serial != c->plan_key) {
+      /* Its next use is in the next iteration, where a chunk allocated
+       * afresh will play its part: this one is not needed again. */
+      return LMS__NEVER;
     }
     uint64_t d = lo < n ? u[lo] - p->pos : u[0] + p->period - p->pos;
     return p->t + d;
@@ -282,8 +289,12 @@ static int activate(lms__plan_t *p, uint32_t period) {
   memset(p->use_count, 0, (nkeys + 1) * sizeof *p->use_count);
   for (uint32_t s = 0; s < period; s++) {
     for (uint32_t i = 0; i < p->steps[s].n; i++) {
-      uint64_t k = *map_find(&p->key_index, p->refs[p->steps[s].first + i].key);
+      const pref_t *ref = &p->refs[p->steps[s].first + i];
+      uint64_t k = *map_find(&p->key_index, ref->key);
       uint32_t *cnt = &p->use_count[k];
+      /* Note [Next use means next read]: a step that overwrites the chunk
+       * needs a block, not the bytes, so only steps that read count. */
+      if (ref->access & LMS_ACCESS_OVERWRITE) continue;
       /* A key used twice in one step is listed once for it. */
       if (*cnt > 0 && p->uses[p->use_first[k] + *cnt - 1] == s) continue;
       p->uses[p->use_first[k] + (*cnt)++] = s;
@@ -418,12 +429,31 @@ static lms_status_t prefetch(lms__plan_t *p) {
   lms_status_t st = LMS_OK;
   if (p->mode == MODE_ACTIVE) {
     uint32_t n = p->window.steps < p->period ? p->window.steps : p->period;
+    /* Note [Working set of the window]: a chunk brought in for step t + d
+     * stays only if everything steps t .. t + d use fits beside it; past
+     * that, the allocations of the steps in between would push it out
+     * again before its use, and the copy would be wasted.  So the walk
+     * stops at the step where the distinct bytes used so far exceed the
+     * budget (less a margin for fragmentation). */
+    uint64_t budget = p->swap->placement.capacity / 20 * 19, ws = 0;
+    map_clear(&p->ws_keys);
     for (uint32_t d = 0; d < n; d++) {
       const pstep_t *s = &p->steps[(p->pos + d) % p->period];
+      int next_iteration = p->pos + d >= p->period;
       for (uint32_t i = 0; i < s->n; i++) {
         const pref_t *ref = &p->refs[s->first + i];
-        int r = prefetch_one(p, resolve(p, ref->key), ref->access, p->t + d,
-                             &ahead, limit, &st);
+        if (map_find(&p->ws_keys, ref->key) != NULL) continue;
+        if (map_put(&p->ws_keys, ref->key, 1) != 0) return st;
+        ws += ref->size;
+      }
+      if (ws > budget) return st;
+      for (uint32_t i = 0; i < s->n; i++) {
+        const pref_t *ref = &p->refs[s->first + i];
+        lms_chunk_t *c = resolve(p, ref->key);
+        /* Past the end of the period only chunks that live on (playing
+         * their own keys) are the ones the next iteration will use. */
+        if (c != NULL && next_iteration && c->serial != ref->key) continue;
+        int r = prefetch_one(p, c, ref->access, p->t + d, &ahead, limit, &st);
         if (r <= 0) return st;
       }
     }
@@ -538,6 +568,7 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
   map_free(&p->key_index);
   map_free(&p->bind);
   map_free(&p->live);
+  map_free(&p->ws_keys);
   map_free(&p->trace_ids);
   free(p->steps);
   free(p->refs);
@@ -570,11 +601,9 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
     uint64_t *b = map_find(&p->bind, c->plan_key);
     if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
   }
-  /* A freed chunk must not linger in the current step's references. */
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < p->ncur; i++)
-    if (p->cur[i].key != c->serial) p->cur[k++] = p->cur[i];
-  p->ncur = k;
+  /* A chunk freed during its step stays in the step's references: they
+   * are matched by position.  Its serial no longer resolves, so it binds
+   * nothing. */
   if (p->trace != NULL) {
     uint64_t *id = map_find(&p->trace_ids, c->serial);
     if (id != NULL) p->trace->chunks[*id - 1].transient = 1;

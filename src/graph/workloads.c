@@ -607,21 +607,27 @@ static lms_status_t finish(net_t *n, const lower_opts_t *o,
  * published figure only with the deploy net's 7x7 pooling, so that is the
  * one built.  The test suite recomputes caffe's count from the steps.
  *
- * The chunks are what is allocated: the input, each top that is not in
- * place and not a Split's (0.787 GB an image; 7.87 GB and, with the
- * weights, 11.8 GB at batch 10), the weights as one chunk a layer (3.96
- * GB, nearly all of it the classifier) and, in training, a
- * gradient beside each of them and beside each Split top.  Caffe keeps
- * every blob for the whole run, so every chunk is persistent.  The
- * input's gradient is left out: no layer computes it, and caffe allocates
- * a gradient only when something touches it.  Internal buffers (max
- * pooling's argmax, LRN's scale, Dropout's mask) are left out too; a
- * backward step reads the data they stand for instead (max pooling reads
- * its input and output).
+ * The chunks are what caffe allocates: the input and each top that is
+ * neither in place nor a Split's (0.787 GB an image), the weights as one
+ * chunk a layer (3.96 GB, nearly all of it the classifier) and, in
+ * training, a gradient beside each of them and beside each Split top.
+ * Caffe keeps every blob for the whole run, so every chunk is
+ * persistent.  The input's gradient is left out: no layer computes it,
+ * and caffe allocates a gradient only when something touches it.
+ * Internal buffers (max pooling's argmax, LRN's scale, Dropout's mask)
+ * are left out too; a backward step reads the data they stand for instead
+ * (max pooling reads its input and output).
  *
  * Training replaces the deploy net's final Softmax ("prob") with one
  * SoftmaxWithLoss step between the forward and backward passes, and has
- * no solver update: it is the forward-backward pass `caffe time` runs. */
+ * no solver update: it is the forward-backward pass `caffe time` runs.
+ *
+ * Limitation: the forward workload at batch 10 holds 11.8 GB (7.87 GB of
+ * blobs and the weights), which fits a 16 GB P100, whereas the scenario
+ * reports batch 10 out of memory without LMS.  The `caffe time` of that
+ * era ran every layer's Backward after the timed forward pass, which
+ * allocates gradients; the training workload (27.8 GB at batch 10) is
+ * the one that does not fit. */
 
 /* Note [GoogLeNet timing calibration]
  *
@@ -811,7 +817,9 @@ static lms_status_t build_googlenet(const lms__wl_params_t *p,
  * channels, concatenation with the skip connection, and two convolutions
  * with the skip's channel count (256, 128, 64); then a 1x1x1 convolution
  * to 3 classes, a sigmoid, and the loss against 3 x S^3 labels.  Training
- * uses Adam, whose two moments per weight are modelled.
+ * uses Adam, whose two moments per weight are modelled.  Forward only
+ * (train 0) is inference: the forward steps, batch norm reading its
+ * moving averages.
  *
  * TensorFlow allocates a tensor when an op produces it and frees it after
  * its last use, so activations, labels and gradients are transient and

@@ -122,34 +122,66 @@ static uint64_t bytes_acquired(const lms__swap_t *s, uint64_t *dev_homed) {
  * is later than `need`: bringing in what is needed later at the cost of
  * what is needed sooner would only add traffic.  For a demand swap-in
  * (need = LMS__NEVER) any victim will do. */
-static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
-  lms_chunk_t *best = s->lru_head;
-  if (best == NULL) return NULL;
-  if (s->next_use == NULL) return need == LMS__NEVER ? best : NULL;
-  uint64_t best_use = s->next_use(s->next_use_arg, best);
-  if (s->policy == LMS_POLICY_SCHEDULE) {
-    for (lms_chunk_t *c = best->lru_next; c != NULL; c = c->lru_next) {
-      uint64_t u = s->next_use(s->next_use_arg, c);
-      if (u > best_use) {
-        best = c;
-        best_use = u;
-      }
+/* 1 if the work that used c is done as far as the host-to-device stream
+ * is concerned: a copy into c's block would not wait for it. */
+static int uses_done(lms__swap_t *s, const lms_chunk_t *c) {
+  lms_dev_t *d = s->dev;
+  for (int i = 0; i < c->nuses; i++) {
+    uint64_t wait = 0;
+    if (d->ops->wait_cost != NULL &&
+        d->ops->wait_cost(d, s->h2d, c->uses[i].event, &wait) == LMS_OK) {
+      if (wait > 0) return 0;
+    } else if (d->ops->event_query(d, c->uses[i].event) != LMS_OK) {
+      return 0;
     }
   }
-  if (need != LMS__NEVER && best_use <= need) return NULL;
-  return best;
+  return 1;
 }
 
+/* Under the schedule policy, a chunk whose users are still running makes
+ * the copy into its block wait for them, which can cost more than the
+ * bytes it saves; so the furthest next use among chunks whose users are
+ * done is preferred, and the furthest overall taken only when there is
+ * none. */
+static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
+  lms_chunk_t *head = s->lru_head;
+  if (head == NULL) return NULL;
+  if (s->next_use == NULL) return need == LMS__NEVER ? head : NULL;
+  if (s->policy != LMS_POLICY_SCHEDULE) {
+    uint64_t u = s->next_use(s->next_use_arg, head);
+    return need != LMS__NEVER && u <= need ? NULL : head;
+  }
+  lms_chunk_t *best = NULL, *best_done = NULL;
+  uint64_t best_use = 0, best_done_use = 0;
+  for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
+    uint64_t u = s->next_use(s->next_use_arg, c);
+    if (need != LMS__NEVER && u <= need) continue;
+    if (best == NULL || u > best_use) {
+      best = c;
+      best_use = u;
+    }
+    if ((best_done == NULL || u > best_done_use) && uses_done(s, c)) {
+      best_done = c;
+      best_done_use = u;
+    }
+  }
+  return best_done != NULL ? best_done : best;
+}
+
+/* Evicting comes before waiting: the host blocks on the device only when
+ * nothing is left to evict and pending blocks are the last resort. */
 static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
                                  void **out) {
   for (;;) {
-    lms_status_t st = lms__devcache_alloc(&s->cache, size, stream, out);
+    lms_status_t st = lms__devcache_alloc_nowait(&s->cache, size, stream, out);
     if (st != LMS_ERR_DEVICE_OOM) return st;
     lms_chunk_t *victim = pick_victim(s, LMS__NEVER);
     if (victim == NULL) break;
     st = evict(s, victim);
     if (st != LMS_OK) return st;
   }
+  lms_status_t st = lms__devcache_alloc(&s->cache, size, stream, out);
+  if (st != LMS_ERR_DEVICE_OOM) return st;
   uint64_t dev_homed = 0;
   uint64_t pinned = bytes_acquired(s, &dev_homed);
   lms__stat_add(&s->stats.device_ooms, 1);
@@ -266,6 +298,10 @@ static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
     lms__stat_add(&s->stats.drops, 1);
   }
   if (c->prefetched) lms__stat_add(&s->stats.prefetch_wasted, 1);
+  if (getenv("LMS_XDBG"))
+    fprintf(stderr, "evict %d serial %llu key %llu size %zu next %llu\n",
+            c->prefetched, (unsigned long long)c->serial, (unsigned long long)c->plan_key,
+            c->size, (unsigned long long)(s->next_use ? s->next_use(s->next_use_arg, c) : 0));
   c->prefetched = 0;
   lru_remove(s, c);
   forget_device_copy(s, c, stream);
@@ -369,6 +405,10 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
     LMS_CHECK(evict(s, victim));
   }
   LMS_CHECK(swap_in_to(s, c, block, 1));
+  if (getenv("LMS_XDBG"))
+    fprintf(stderr, "prefetch serial %llu key %llu size %zu need %llu\n",
+            (unsigned long long)c->serial, (unsigned long long)c->plan_key,
+            c->size, (unsigned long long)need);
   c->prefetched = 1;
   lru_push(s, c);
   lms__stat_add(&s->stats.prefetches, 1);
@@ -542,6 +582,9 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
     if (st != LMS_OK) return st;
     fresh = 1;
     if (had_data) lms__stat_add(&s->stats.demand_misses, 1);
+    if (had_data && getenv("LMS_XDBG"))
+      fprintf(stderr, "MISS serial %llu key %llu size %zu\n", (unsigned long long)c->serial,
+              (unsigned long long)c->plan_key, c->size);
   } else if (c->host_homed && !was_prefetched && c->pins == 0) {
     lms__stat_add(&s->stats.cache_hits, 1);
   }
