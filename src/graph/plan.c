@@ -188,10 +188,6 @@ struct lms__plan {
   char trace_path[LMS__PATH_MAX];
   uint64_t pending_ns;   /* compute of the current step */
 
-  /* Scratch for clean_ahead: {next use, index} pairs and the chunks. */
-  uint64_t *order;
-  lms_chunk_t **order_chunks;
-  size_t order_cap;
 };
 
 static int grow_arr(void **v, uint32_t *cap, uint32_t len, size_t elem) {
@@ -435,7 +431,7 @@ static lms_status_t prefetch(lms__plan_t *p) {
      * again before its use, and the copy would be wasted.  So the walk
      * stops at the step where the distinct bytes used so far exceed the
      * budget (less a margin for fragmentation). */
-    uint64_t budget = p->swap->placement.capacity / 20 * 19, ws = 0;
+    uint64_t budget = p->swap->placement.capacity / 20 * 16, ws = 0;
     map_clear(&p->ws_keys);
     for (uint32_t d = 0; d < n; d++) {
       const pstep_t *s = &p->steps[(p->pos + d) % p->period];
@@ -467,60 +463,6 @@ static lms_status_t prefetch(lms__plan_t *p) {
     }
   }
   return st;
-}
-
-/* Note [Cleaning ahead]
- * When the device is full, every byte brought in needs a byte given up,
- * and a dirty victim must first be written home: the copy in waits for
- * the copy out, and the two links no longer overlap.  So at each step the
- * chunks that would be evicted next (the furthest next uses under the
- * schedule policy, the least recently released otherwise), up to the
- * window's bytes, are written home ahead of time if dirty, while they stay
- * resident.  When their turn comes they are dropped without a copy, and a
- * chunk written again before that is simply dirty again. */
-static int by_next_use_desc(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b; /* {next use, index} pairs */
-  if (x[0] != y[0]) return x[0] < y[0] ? 1 : -1;
-  return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-static lms_status_t clean_ahead(lms__plan_t *p) {
-  if (getenv("LMS_XCLEAN") == NULL) return LMS_OK;
-  if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
-  lms__swap_t *s = p->swap;
-  uint64_t limit = window_bytes(p), bytes = 0;
-  size_t n = 0;
-  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) n++;
-  if (n == 0) return LMS_OK;
-  if (p->policy == LMS_POLICY_LRU || s->next_use == NULL) {
-    for (lms_chunk_t *c = s->lru_head; c != NULL && bytes < limit;
-         c = c->lru_next) {
-      bytes += c->size;
-      LMS_CHECK(lms__swap_clean(s, c));
-    }
-    return LMS_OK;
-  }
-  if (n > p->order_cap) {
-    uint64_t *o = realloc(p->order, n * 2 * sizeof *o);
-    lms_chunk_t **v = realloc(p->order_chunks, n * sizeof *v);
-    if (o != NULL) p->order = o;
-    if (v != NULL) p->order_chunks = v;
-    if (o == NULL || v == NULL) return LMS_OK; /* only an optimisation */
-    p->order_cap = n;
-  }
-  size_t i = 0;
-  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next, i++) {
-    p->order[2 * i] = next_use(p, c);
-    p->order[2 * i + 1] = i;
-    p->order_chunks[i] = c;
-  }
-  qsort(p->order, n, 2 * sizeof *p->order, by_next_use_desc);
-  for (i = 0; i < n && bytes < limit; i++) {
-    lms_chunk_t *c = p->order_chunks[p->order[2 * i + 1]];
-    bytes += c->size;
-    LMS_CHECK(lms__swap_clean(s, c));
-  }
-  return LMS_OK;
 }
 
 /* ---- Events from the context ------------------------------------------ */
@@ -573,8 +515,6 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
   free(p->steps);
   free(p->refs);
   free(p->cur);
-  free(p->order);
-  free(p->order_chunks);
   free(p);
   return st;
 }
@@ -663,8 +603,7 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
       p->pos = (p->pos + 1) % p->period;
     }
   }
-  LMS_CHECK(prefetch(p));
-  return clean_ahead(p);
+  return prefetch(p);
 }
 
 lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,

@@ -151,11 +151,20 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
     uint64_t u = s->next_use(s->next_use_arg, head);
     return need != LMS__NEVER && u <= need ? NULL : head;
   }
-  lms_chunk_t *best = NULL, *best_done = NULL;
-  uint64_t best_use = 0, best_done_use = 0;
+  lms_chunk_t *best = NULL, *best_done = NULL, *best_pf = NULL;
+  uint64_t best_use = 0, best_done_use = 0, best_pf_use = 0;
   for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
     uint64_t u = s->next_use(s->next_use_arg, c);
     if (need != LMS__NEVER && u <= need) continue;
+    if (c->prefetched) {
+      /* Brought in for a use still ahead: the last resort, or the copy
+       * that brought it was for nothing. */
+      if (best_pf == NULL || u > best_pf_use) {
+        best_pf = c;
+        best_pf_use = u;
+      }
+      continue;
+    }
     if (best == NULL || u > best_use) {
       best = c;
       best_use = u;
@@ -165,7 +174,8 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
       best_done_use = u;
     }
   }
-  return best_done != NULL ? best_done : best;
+  if (best_done != NULL) return best_done;
+  return best != NULL ? best : best_pf;
 }
 
 /* Evicting comes before waiting: the host blocks on the device only when
@@ -205,12 +215,7 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
 static lms_status_t drop_stream(lms__swap_t *s, lms_chunk_t *c, void **out) {
   int copy_in_flight =
       c->ready_pending && !event_done(s, c->ready_ev, "event_query at a drop");
-  /* A write-back that cleaned the chunk early may still read the block; it
-   * is on the device-to-host stream, so freeing there orders after it. */
-  int home_in_flight =
-      c->home_pending && !event_done(s, c->home_ev, "event_query at a drop");
-  if (!home_in_flight) c->home_pending = 0;
-  if (!copy_in_flight && !home_in_flight && !c->home_unknown && c->nuses <= 1) {
+  if (!copy_in_flight && !c->home_unknown && c->nuses <= 1) {
     c->ready_pending = 0;
     *out = c->nuses == 1 ? c->uses[0].stream : NULL;
     return LMS_OK;
@@ -298,33 +303,10 @@ static lms_status_t evict(lms__swap_t *s, lms_chunk_t *c) {
     lms__stat_add(&s->stats.drops, 1);
   }
   if (c->prefetched) lms__stat_add(&s->stats.prefetch_wasted, 1);
-  if (getenv("LMS_XDBG"))
-    fprintf(stderr, "evict %d serial %llu key %llu size %zu next %llu\n",
-            c->prefetched, (unsigned long long)c->serial, (unsigned long long)c->plan_key,
-            c->size, (unsigned long long)(s->next_use ? s->next_use(s->next_use_arg, c) : 0));
   c->prefetched = 0;
   lru_remove(s, c);
   forget_device_copy(s, c, stream);
   return LMS_OK;
-}
-
-lms_status_t lms__swap_clean(lms__swap_t *s, lms_chunk_t *c) {
-  if (!c->host_homed || c->dptr == NULL || !c->dirty || c->pins > 0)
-    return LMS_OK;
-  /* Only when the device-to-host stream would not sit waiting for the
-   * chunk's users: one stream runs in order, and a write-back stuck
-   * behind work far ahead would hold up every copy queued after it. */
-  lms_dev_t *d = s->dev;
-  for (int i = 0; i < c->nuses; i++) {
-    uint64_t wait = 0;
-    if (d->ops->wait_cost != NULL &&
-        d->ops->wait_cost(d, s->d2h, c->uses[i].event, &wait) == LMS_OK) {
-      if (wait > 0) return LMS_OK;
-    } else if (!event_done(s, c->uses[i].event, "event_query before cleaning")) {
-      return LMS_OK;
-    }
-  }
-  return write_home(s, c);
 }
 
 /* Brings c into `block` (from alloc_device or a prefetch's allocation):
@@ -405,10 +387,6 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
     LMS_CHECK(evict(s, victim));
   }
   LMS_CHECK(swap_in_to(s, c, block, 1));
-  if (getenv("LMS_XDBG"))
-    fprintf(stderr, "prefetch serial %llu key %llu size %zu need %llu\n",
-            (unsigned long long)c->serial, (unsigned long long)c->plan_key,
-            c->size, (unsigned long long)need);
   c->prefetched = 1;
   lru_push(s, c);
   lms__stat_add(&s->stats.prefetches, 1);
@@ -582,9 +560,6 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
     if (st != LMS_OK) return st;
     fresh = 1;
     if (had_data) lms__stat_add(&s->stats.demand_misses, 1);
-    if (had_data && getenv("LMS_XDBG"))
-      fprintf(stderr, "MISS serial %llu key %llu size %zu\n", (unsigned long long)c->serial,
-              (unsigned long long)c->plan_key, c->size);
   } else if (c->host_homed && !was_prefetched && c->pins == 0) {
     lms__stat_add(&s->stats.cache_hits, 1);
   }
@@ -608,21 +583,12 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
         lms__stat_add(&s->stats.prefetch_late, stall > 0 ? 1 : 0);
       if (was_prefetched && stall == 0)
         lms__stat_add(&s->stats.prefetch_hits, 1);
-      if (getenv("LMS_XASYNC") == NULL && s->policy == LMS_POLICY_ONDEMAND &&
+      if (s->policy == LMS_POLICY_ONDEMAND &&
           d->ops->event_sync(d, c->ready_ev) == LMS_OK)
         c->ready_pending = 0;
     }
   } else if (was_prefetched) {
     lms__stat_add(&s->stats.prefetch_hits, 1);
-  }
-  if ((access & LMS_ACCESS_WRITE) && c->home_pending && c->dptr != NULL &&
-      !event_done(s, c->home_ev, "event_query before a write")) {
-    /* An early write-back may still be reading the block: writes wait. */
-    lms_status_t st = d->ops->stream_wait(d, stream, c->home_ev);
-    if (st != LMS_OK) {
-      if (fresh) lru_push(s, c);
-      return device_error(s, st, "stream_wait for a write-back");
-    }
   }
   c->prefetched = 0;
   lru_remove(s, c);

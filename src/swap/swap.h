@@ -103,11 +103,6 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr);
 lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream);
-/* Writes c's device copy home ahead of its eviction, leaving it resident
- * and clean, so that evicting it later needs no copy (Note [Cleaning
- * ahead] in plan.c).  Does nothing for a chunk that is not resident,
- * dirty and unpinned. */
-lms_status_t lms__swap_clean(lms__swap_t *s, lms_chunk_t *c);
 /* Starts bringing c in ahead of its use at step `need`, evicting only
  * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
  * resident or on its way (or has nothing to bring); LMS_NOT_READY when
