@@ -47,6 +47,33 @@ expect 2 "LMS_GPU_LIMIT"    LMS_GPU_LIMIT=lots -- options
 expect 2 "LMS_FRAC"         LMS_FRAC=2 -- options
 expect 2 "unknown command"  -- frobnicate
 expect 2 "no command"       --
+expect 2 "--prefetch-window" -- options --prefetch-window 8,200%
+expect 2 "percentage"       -- options --prefetch-window 8,200%
+expect 2 "--prefetch-window" -- options --prefetch-window -3
+expect 2 "--policy"         -- options --policy fast
+expect 2 "--schedule"       -- options --schedule psychic
+expect 2 "--sim-bytes"      -- options --sim-bytes maybe
+# lms sim: its own flags and its input.
+expect 2 "name a built-in"  -- sim
+expect 2 "cannot open"      -- sim /nonexistent/run.trace
+expect 2 "--batch"          -- sim googlenet --batch 0
+expect 2 "--batch"          -- sim googlenet --batch ten
+expect 2 "--links"          -- sim googlenet --links pcie3,pcie9
+expect 2 "unknown policy"   -- sim googlenet --policies fast
+expect 2 "--capacities"     -- sim googlenet --capacities 16GiB,0
+expect 2 "--iterations"     -- sim googlenet --iterations 1
+expect 2 "--device-tflops"  -- sim googlenet --device-tflops -3
+expect 2 "unknown option"   -- sim googlenet --frobnicate
+expect 2 "size"             -- sim unet3d --size 100
+expect 2 "needs a value"    -- sim googlenet --batch
+bad_trace=$(mktemp)
+trap 'rm -f "$bad_trace"' EXIT
+printf 'lms-trace 1\nchunk 0 -5 a persistent\n' >"$bad_trace"
+expect 2 ":2: chunk size '-5' is negative" -- sim "$bad_trace"
+printf 'lms-trace 1\nchunk 0 4096 a persistent\nstep 10 s r:1\n' >"$bad_trace"
+expect 2 ":3:"              -- sim "$bad_trace"
+expect 0 "googlenet-1200-b1-fwd" -- sim googlenet --batch 1 --forward --links pcie3 --policies schedule
+expect 0 '"runs": ['        -- sim googlenet --batch 1 --forward --links nvlink2 --json -
 # An unknown LMS_* variable is a warning, not an error.
 expect 0 "LMS_FROBNICATE"   LMS_FROBNICATE=1 -- options
 # Good input, through flags and the environment, with flags winning.

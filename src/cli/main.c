@@ -73,9 +73,19 @@ int main(int argc, char **argv) {
   int rc;
   const char *cmd = argc > 1 ? argv[1] : "";
   if (strcmp(cmd, "sim") == 0) {
-    /* The words after "sim" (the workload) join its own flags. */
-    for (int i = 2; i < argc; i++) sim_argv[sim_argc++] = argv[i];
-    rc = lms__cli_sim(opts, sim_argc, sim_argv);
+    /* The words after "sim" (the workload) come first, then its flags,
+     * so that a flag missing its value is not given the workload's name. */
+    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
+    int n = 0;
+    if (all == NULL) {
+      fprintf(stderr, "lms: out of memory\n");
+      rc = 1;
+    } else {
+      for (int i = 2; i < argc; i++) all[n++] = argv[i];
+      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
+      rc = lms__cli_sim(opts, n, all);
+      free(all);
+    }
   } else if (argc > 2) {
     fprintf(stderr, "lms: unexpected argument '%s' after '%s'; see 'lms help'\n",
             argv[2], cmd);
