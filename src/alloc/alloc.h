@@ -77,6 +77,15 @@ lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream);
 lms_status_t lms__devcache_sync(lms__devcache_t *dc);
 /* Returns segments with no block in use to the device. */
 lms_status_t lms__devcache_release_unused(lms__devcache_t *dc);
+/* Visits every block of every segment in address order: its address and
+ * size, whether it is allocated, and whether a free one could be merged
+ * for a stream (ready, or pending with an event); `first` is 1 at the
+ * first block of a segment.  Segments of small requests are visited only
+ * when `small` is 1, those of large ones only when it is 0. */
+typedef void (*lms__block_visit_fn)(void *arg, const void *ptr, size_t size,
+                                    int allocated, int mergeable, int first);
+void lms__devcache_visit(const lms__devcache_t *dc, int small,
+                         lms__block_visit_fn fn, void *arg);
 /* The usable size of an allocated block. */
 size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr);
 /* 1 - largest free block / free bytes within segments (0 when none free). */

@@ -447,6 +447,15 @@ static lms__block_t *find_used(const lms__devcache_t *dc, const void *ptr) {
   return b->ptr == ptr ? b : NULL;
 }
 
+void lms__devcache_visit(const lms__devcache_t *dc, int small,
+                         lms__block_visit_fn fn, void *arg) {
+  for (lms__segment_t *seg = dc->segments; seg != NULL; seg = seg->next) {
+    if ((seg->small != 0) != (small != 0)) continue;
+    for (lms__block_t *b = seg->first; b != NULL; b = b->next)
+      fn(arg, b->ptr, b->size, b->allocated, runnable(b), b == seg->first);
+  }
+}
+
 size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr) {
   const lms__block_t *b = find_used(dc, ptr);
   return b ? b->size : 0;

@@ -594,6 +594,7 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
   p->ncur = 0;
   p->pending_ns = 0;
   p->t++;
+  p->swap->step = p->t;
   lms__stat_add(&p->swap->stats.steps, 1);
   if (p->mode == MODE_ACTIVE) {
     if (p->declared && !p->declared_started) {

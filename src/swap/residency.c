@@ -178,13 +178,143 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
   return best != NULL ? best : best_pf;
 }
 
+/* Note [Evicting a range]
+ * A large request needs contiguous room.  Evicting chunk after chunk in
+ * victim order frees bytes all over the device, and can empty it before
+ * any stretch is long enough.  So a large request that does not fit first
+ * looks, in each segment, for the run of neighbouring blocks that would
+ * hold it if the chunks in them were evicted: every block in the run is
+ * free (and mergeable) or holds an evictable chunk (unpinned, and for a
+ * prefetch needed later than the prefetched one).  Of those runs it takes
+ * the cheapest, where a chunk costs its bytes, twice if dirty, times
+ * 1 + 64 / (1 + steps until its next use): what is needed soon costs
+ * most.  The blocks freed become one block through the stream-ordered
+ * merging of the device cache. */
+#define RANGE_MIN_REQUEST (LMS__SMALL_REQUEST + 1)
+
+typedef struct range_block {
+  const char *ptr;
+  size_t size;
+  double cost;     /* < 0: cannot be part of a run */
+  lms_chunk_t *chunk;
+  int first;
+} range_block_t;
+
+typedef struct range_scan {
+  lms__swap_t *s;
+  uint64_t need;
+  range_block_t *v;
+  size_t len, cap;
+  int oom;
+} range_scan_t;
+
+static double chunk_cost(lms__swap_t *s, lms_chunk_t *c) {
+  double w = c->dirty ? 2.0 : 1.0;
+  if (s->next_use != NULL) {
+    uint64_t u = s->next_use(s->next_use_arg, c);
+    if (u != LMS__NEVER) {
+      double dist = u > s->step ? (double)(u - s->step) : 0.0;
+      w *= 1.0 + 64.0 / (1.0 + dist);
+    }
+  }
+  return w * (double)c->size;
+}
+
+static void range_visit(void *arg, const void *ptr, size_t size, int allocated,
+                        int mergeable, int first) {
+  range_scan_t *r = arg;
+  if (r->oom) return;
+  if (r->len == r->cap) {
+    size_t ncap = r->cap ? r->cap * 2 : 64;
+    range_block_t *v = realloc(r->v, ncap * sizeof *v);
+    if (v == NULL) {
+      r->oom = 1;
+      return;
+    }
+    r->v = v;
+    r->cap = ncap;
+  }
+  range_block_t *b = &r->v[r->len++];
+  b->ptr = ptr;
+  b->size = size;
+  b->first = first;
+  b->chunk = NULL;
+  b->cost = mergeable ? 0.0 : -1.0;
+  if (!allocated) return;
+  b->cost = -1.0;
+  lms__reg_entry_t *e = lms__registry_find(&r->s->registry, ptr);
+  if (e == NULL || e->start != (uintptr_t)ptr) return;
+  lms_chunk_t *c = e->owner;
+  if (!c->in_lru || c->dptr != ptr) return;
+  if (r->need != LMS__NEVER && r->s->next_use != NULL &&
+      r->s->next_use(r->s->next_use_arg, c) <= r->need)
+    return;
+  b->chunk = c;
+  b->cost = chunk_cost(r->s, c);
+}
+
+/* Evicts the cheapest run of chunks that makes room for `size`; LMS_OK
+ * if it evicted one (the caller tries again), LMS_NOT_READY if no run
+ * would do. */
+static lms_status_t evict_range(lms__swap_t *s, size_t size, uint64_t need) {
+  range_scan_t r = {.s = s, .need = need};
+  lms__devcache_visit(&s->cache, 0, range_visit, &r);
+  size_t want = (size + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND *
+                LMS__BLOCK_ROUND;
+  size_t best_i = 0, best_j = 0;
+  double best = -1.0;
+  size_t i = 0;
+  size_t total = 0;
+  double cost = 0.0;
+  for (size_t j = 0; j < r.len && !r.oom; j++) {
+    if (r.v[j].first) {
+      i = j;
+      total = 0;
+      cost = 0.0;
+    }
+    if (r.v[j].cost < 0) {
+      i = j + 1;
+      total = 0;
+      cost = 0.0;
+      continue;
+    }
+    total += r.v[j].size;
+    cost += r.v[j].cost;
+    while (i < j && total - r.v[i].size >= want) {
+      total -= r.v[i].size;
+      cost -= r.v[i].cost;
+      i++;
+    }
+    if (total >= want && (best < 0 || cost < best)) {
+      best = cost;
+      best_i = i;
+      best_j = j;
+    }
+  }
+  lms_status_t st = LMS_NOT_READY;
+  if (best >= 0 && best > 0.0) {
+    st = LMS_OK;
+    for (size_t k = best_i; k <= best_j && st == LMS_OK; k++)
+      if (r.v[k].chunk != NULL) st = evict(s, r.v[k].chunk);
+  }
+  free(r.v);
+  return st;
+}
+
 /* Evicting comes before waiting: the host blocks on the device only when
  * nothing is left to evict and pending blocks are the last resort. */
 static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
                                  void **out) {
+  int ranged = size < RANGE_MIN_REQUEST;
   for (;;) {
     lms_status_t st = lms__devcache_alloc_nowait(&s->cache, size, stream, out);
     if (st != LMS_ERR_DEVICE_OOM) return st;
+    if (!ranged) {
+      ranged = 1;
+      st = evict_range(s, size, LMS__NEVER);
+      if (st == LMS_OK) continue;
+      if (st != LMS_NOT_READY) return st;
+    }
     lms_chunk_t *victim = pick_victim(s, LMS__NEVER);
     if (victim == NULL) break;
     st = evict(s, victim);
@@ -377,11 +507,18 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c, void *stream,
 lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
   if (!c->host_homed || c->dptr != NULL || !c->has_data) return LMS_OK;
   void *block = NULL;
+  int ranged = c->size < RANGE_MIN_REQUEST;
   for (;;) {
     lms_status_t st = lms__devcache_alloc_nowait(&s->cache, c->size, s->h2d,
                                                  &block);
     if (st == LMS_OK) break;
     if (st != LMS_ERR_DEVICE_OOM) return st;
+    if (!ranged) {
+      ranged = 1;
+      st = evict_range(s, c->size, need);
+      if (st == LMS_OK) continue;
+      if (st != LMS_NOT_READY) return st;
+    }
     lms_chunk_t *victim = pick_victim(s, need);
     if (victim == NULL) return LMS_NOT_READY;
     LMS_CHECK(evict(s, victim));

@@ -73,6 +73,7 @@ typedef struct lms__swap {
   lms__next_use_fn next_use;   /* NULL: no schedule */
   void *next_use_arg;
   uint64_t serial;             /* the last serial handed out */
+  uint64_t step;               /* the schedule's current step (plan.c) */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
   lms__registry_t registry;

@@ -1,0 +1,1084 @@
+/* test_scheduler.c - the scheduler's promises, on the simulated device.
+ *
+ * Prefetch and eviction never take the device past its budget (a property
+ * over seeded random workloads, checked after every step); a chunk that is
+ * acquired stays resident at the same address until its release, however
+ * hard prefetch and demand push; a learned schedule predicts the built-in
+ * workloads' second iteration; with prefetch off, furthest-next-use victims
+ * move no more bytes than least-recently-used ones; bytes survive prefetch,
+ * eviction and write-back under declared and learned schedules; the stack
+ * discipline alone prefetches a backward pass; the on-demand policy never
+ * prefetches and drops what was only read; and a learned schedule is
+ * learned again when the program changes.
+ *
+ * Random cases come from a seeded generator and every failure message
+ * names the seed, so a failing case can be replayed alone.  Large built-in
+ * workloads run with --sim-bytes off: timing and accounting only. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <criterion/parameterized.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "graph/graph.h"
+#include "replay/replay.h"
+#include "support.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+
+/* ---- Seeded random numbers ---------------------------------------------- */
+
+typedef struct rng {
+  uint64_t s;
+} rng_t;
+
+/* splitmix64: every seed, 0 included, gives a full-period stream. */
+static uint64_t rnd(rng_t *r) {
+  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static uint64_t rnd_in(rng_t *r, uint64_t lo, uint64_t hi) {
+  return lo + rnd(r) % (hi - lo + 1);
+}
+
+/* Log-uniform in [lo, hi): small and large sizes are equally common. */
+static uint64_t rnd_size(rng_t *r, uint64_t lo, uint64_t hi) {
+  int a = 63 - __builtin_clzll(lo), b = 63 - __builtin_clzll(hi - 1);
+  uint64_t e = rnd_in(r, (uint64_t)a, (uint64_t)b);
+  uint64_t v = (1ull << e) + rnd(r) % (1ull << e);
+  return v < lo ? lo : v >= hi ? hi - 1 : v;
+}
+
+/* ---- Options and contexts ------------------------------------------------ */
+
+/* Options for the simulated device with every chunk host-homed (-lms 0),
+ * logging off and an NVLink 2.0 link, then the NULL-ended name/value
+ * pairs given. */
+static lms_options_t *options(const char *name, ...) {
+  lms_options_t *o = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  static const char *const base[] = {"device", "sim", "lms", "0",
+                                     "log", "none", "link", "nvlink2"};
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i += 2)
+    cr_assert(eq(int, lms_options_set(o, base[i], base[i + 1]), LMS_OK), "%s",
+              lms_options_error(o));
+  va_list ap;
+  va_start(ap, name);
+  for (const char *n = name; n != NULL; n = va_arg(ap, const char *)) {
+    const char *v = va_arg(ap, const char *);
+    cr_assert(eq(int, lms_options_set(o, n, v), LMS_OK), "%s",
+              lms_options_error(o));
+  }
+  va_end(ap);
+  return o;
+}
+
+static lms_ctx_t *context(lms_options_t *o) {
+  lms_ctx_t *ctx = NULL;
+  cr_assert(eq(int, lms_ctx_create(o, &ctx), LMS_OK));
+  return ctx;
+}
+
+static lms_stats_t stats_of(lms_ctx_t *ctx) {
+  lms_stats_t st;
+  cr_assert(eq(int, lms_stats_get(ctx, &st), LMS_OK));
+  return st;
+}
+
+/* prefetch hits over the acquires that needed data brought in, between
+ * two snapshots; 1 when none did. */
+static double hit_rate(const lms_stats_t *a, const lms_stats_t *b) {
+  lms__replay_iter_t it = {
+      .prefetch_hits = (uint64_t)(b->prefetch_hits.total - a->prefetch_hits.total),
+      .prefetch_late = (uint64_t)(b->prefetch_late.total - a->prefetch_late.total),
+      .demand_misses = (uint64_t)(b->demand_misses.total - a->demand_misses.total),
+  };
+  return lms__replay_hit_rate(&it);
+}
+
+static void limit_text(uint64_t bytes, char *buf, size_t n) {
+  snprintf(buf, n, "%llu", (unsigned long long)bytes);
+}
+
+/* ---- Workloads ----------------------------------------------------------- */
+
+typedef struct shape {
+  uint64_t min_size, max_size; /* chunk sizes, log-uniform in [min, max) */
+  int equal_sizes;             /* every chunk max_size bytes */
+  int transient;               /* about a quarter of the chunks transient */
+} shape_t;
+
+/* A random workload: 8 to 40 chunks, 20 to 60 steps of 1 to 6 distinct
+ * chunks each, read (half), read-write (3 in 10) or overwritten (1 in 5),
+ * 20 us to 2 ms of compute each.  Step 0 names 7 chunks, more than any
+ * other step, so that its signature (size and access of each reference)
+ * recurs only where the next iteration begins and a learned schedule
+ * finds the true period. */
+static void random_workload(uint64_t seed, const shape_t *sh,
+                            lms__workload_t *w) {
+  rng_t r = {seed};
+  lms__wl_init(w, "random");
+  uint32_t nchunks = (uint32_t)rnd_in(&r, 8, 40);
+  for (uint32_t i = 0; i < nchunks; i++) {
+    uint64_t size = sh->equal_sizes ? sh->max_size
+                                    : rnd_size(&r, sh->min_size, sh->max_size);
+    int transient = sh->transient && rnd(&r) % 4 == 0;
+    char name[16];
+    uint32_t id;
+    snprintf(name, sizeof name, "c%u", i);
+    cr_assert(eq(int, lms__wl_add_chunk(w, size, transient, name, &id), LMS_OK));
+  }
+  uint32_t nsteps = (uint32_t)rnd_in(&r, 20, 60);
+  for (uint32_t s = 0; s < nsteps; s++) {
+    char name[16];
+    snprintf(name, sizeof name, "s%u", s);
+    cr_assert(eq(int, lms__wl_add_step(w, rnd_in(&r, 20000, 2000000), name),
+                 LMS_OK));
+    uint32_t n = s == 0 ? 7 : (uint32_t)rnd_in(&r, 1, 6), picked[7];
+    for (uint32_t k = 0; k < n; k++) {
+      uint32_t c;
+      int again;
+      do {
+        c = (uint32_t)(rnd(&r) % nchunks);
+        again = 0;
+        for (uint32_t j = 0; j < k; j++) again |= picked[j] == c;
+      } while (again);
+      picked[k] = c;
+      uint64_t a = rnd(&r) % 10;
+      unsigned access = a < 5 ? LMS_ACCESS_READ
+                        : a < 8 ? LMS_ACCESS_RW
+                                : LMS_ACCESS_WRITE;
+      cr_assert(eq(int, lms__wl_add_ref(w, c, access), LMS_OK));
+    }
+  }
+  /* A transient chunk must be used; one that is not becomes persistent. */
+  for (uint32_t i = 0; i < nchunks; i++) {
+    int used = 0;
+    for (uint32_t k = 0; k < w->nrefs && !used; k++) used = w->refs[k].chunk == i;
+    if (!used) w->chunks[i].transient = 0;
+  }
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__wl_validate(w, err), LMS_OK), "seed %llu: %s",
+            (unsigned long long)seed, err);
+}
+
+static int has_transient(const lms__workload_t *w) {
+  for (uint32_t i = 0; i < w->nchunks; i++)
+    if (w->chunks[i].transient) return 1;
+  return 0;
+}
+
+static uint64_t max_chunk(const lms__workload_t *w) {
+  uint64_t m = 0;
+  for (uint32_t i = 0; i < w->nchunks; i++)
+    if (w->chunks[i].size > m) m = w->chunks[i].size;
+  return m;
+}
+
+typedef struct builtin {
+  const char *name;
+  int batch, train, size;
+  const char *limit;
+} builtin_t;
+
+/* The built-in scenarios: GoogLeNet at batch 10 overflows a 16 GiB V100
+ * when training and fits when only running forward; the 3D U-Net at 192^3
+ * overflows it; GoogLeNet at batch 1 needs 7.9 GB for its largest step
+ * (the classifier's backward) and 9.9 GB in all, so 8 GiB swaps. */
+static const builtin_t builtins[] = {
+    {"googlenet", 10, 1, 0, "16GiB"},
+    {"googlenet", 10, 0, 0, "16GiB"},
+    {"unet3d", 1, 1, 192, "16GiB"},
+    {"googlenet", 1, 1, 0, "8GiB"},
+};
+#define NBUILTINS (sizeof builtins / sizeof builtins[0])
+
+static void build_builtin(const builtin_t *b, lms__workload_t *w) {
+  const lms__wl_builtin_t *bi = lms__wl_find_builtin(b->name);
+  cr_assert(ne(ptr, (void *)bi, NULL), "built-in '%s'", b->name);
+  lms__wl_params_t p = {.batch = b->batch, .train = b->train, .size = b->size};
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, bi->build(&p, w, err), LMS_OK), "%s: %s", b->name, err);
+}
+
+/* Replays w and insists that it succeeds; `what` names the case. */
+static void replay(const lms__workload_t *w, lms_options_t *o, int iterations,
+                   int declare, lms__replay_hook_t hook, void *arg,
+                   lms__replay_result_t *out, const char *what) {
+  char err[LMS__ERRBUF] = "";
+  lms_status_t st = lms__replay_run_hooked(w, &o->v, iterations, declare, hook,
+                                           arg, out, err);
+  cr_assert(eq(int, st, LMS_OK), "%s: %s: %s", what, lms_status_name(st), err);
+  cr_assert(eq(int, out->iterations, iterations), "%s", what);
+}
+
+/* ---- Residency checks shared by the hooks --------------------------------- */
+
+typedef struct watch {
+  const char *what;       /* names the case in failures */
+  uint64_t limit;
+  uint64_t calls;         /* steps seen */
+  int ondemand;           /* also check the on-demand rules */
+  char why[512];
+} watch_t;
+
+/* After a replayed step every acquire is released.  Checks the budget,
+ * the device cache's own invariants, and swap.h's: no chunk is left
+ * pinned, an unpinned resident host-homed chunk is on the LRU list and
+ * nothing else is, and resident_bytes adds up.  Under the on-demand
+ * policy nothing was ever prefetched, and only chunks whose last acquire
+ * wrote stay resident once released. */
+static int check_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
+  watch_t *wt = arg;
+  const lms__swap_t *s = &ctx->swap;
+  const lms_stats_t *st = &s->stats;
+  wt->calls++;
+#define FAIL(...)                                                             \
+  do {                                                                        \
+    int n_ = snprintf(wt->why, sizeof wt->why, "%s, step %u: ", wt->what,     \
+                      step);                                                  \
+    snprintf(wt->why + n_, sizeof wt->why - (size_t)n_, __VA_ARGS__);         \
+    return 1;                                                                 \
+  } while (0)
+  if (st->device_limit != wt->limit)
+    FAIL("device_limit %llu, asked for %llu",
+         (unsigned long long)st->device_limit, (unsigned long long)wt->limit);
+  if (st->device_reserved.current > (int64_t)st->device_limit)
+    FAIL("device_reserved %lld over the limit %llu",
+         (long long)st->device_reserved.current,
+         (unsigned long long)st->device_limit);
+  if (st->device_allocated.current > (int64_t)st->device_limit)
+    FAIL("device_allocated %lld over the limit %llu",
+         (long long)st->device_allocated.current,
+         (unsigned long long)st->device_limit);
+  if (lms__devcache_check(&s->cache) != 0)
+    FAIL("the device cache's invariants do not hold");
+  uint64_t resident = 0, in_lru = 0;
+  for (const lms_chunk_t *c = s->all; c != NULL; c = c->all_next) {
+    if (c->pins != 0)
+      FAIL("chunk %llu still pinned %d time(s) after the step",
+           (unsigned long long)c->serial, c->pins);
+    int evictable = c->host_homed && c->dptr != NULL;
+    if (evictable != c->in_lru)
+      FAIL("chunk %llu: resident %d, host-homed %d, on the LRU list %d",
+           (unsigned long long)c->serial, c->dptr != NULL, c->host_homed,
+           c->in_lru);
+    if (evictable) resident += c->size;
+    if (wt->ondemand && evictable && !c->last_wrote)
+      FAIL("on demand: chunk %llu was only read and is still resident",
+           (unsigned long long)c->serial);
+  }
+  for (const lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) in_lru++;
+  uint64_t listed = 0;
+  for (const lms_chunk_t *c = s->all; c != NULL; c = c->all_next)
+    listed += c->in_lru;
+  if (in_lru != listed)
+    FAIL("%llu chunks on the LRU list, %llu marked", (unsigned long long)in_lru,
+         (unsigned long long)listed);
+  if ((int64_t)resident != st->resident_bytes.current)
+    FAIL("resident host-homed bytes %llu, resident_bytes says %lld",
+         (unsigned long long)resident, (long long)st->resident_bytes.current);
+  if (wt->ondemand && st->prefetches.total != 0)
+    FAIL("on demand: %lld prefetches", (long long)st->prefetches.total);
+#undef FAIL
+  return 0;
+}
+
+/* ---- 1. Prefetch never exceeds the budget -------------------------------- */
+
+#define BUDGET_CASES 100
+#define BUDGET_SEED 0x5eed0001ull
+
+Test(budget, prefetch_and_eviction_stay_under_the_limit, .timeout = 300) {
+  static const char *const policies[] = {"lru", "schedule"};
+  const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
+  uint64_t prefetches = 0, swapped_cases = 0;
+  for (uint64_t k = 0; k < BUDGET_CASES; k++) {
+    uint64_t seed = BUDGET_SEED + k;
+    lms__workload_t w;
+    random_workload(seed, &sh, &w);
+    rng_t r = {seed ^ 0xb0d6e7ull};
+    uint64_t lo = lms__wl_max_step_bytes(&w) * 12 / 10;
+    uint64_t hi = lms__wl_chunk_bytes(&w);
+    uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
+    char limit_s[32], window[32];
+    limit_text(limit, limit_s, sizeof limit_s);
+    snprintf(window, sizeof window, "%u,%u%%", (unsigned)rnd_in(&r, 1, 32),
+             (unsigned)rnd_in(&r, 1, 100));
+    for (size_t p = 0; p < 2; p++) {
+      char what[160];
+      snprintf(what, sizeof what,
+               "seed %llu (policy %s, limit %s, window %s, %u chunks, %u steps)",
+               (unsigned long long)seed, policies[p], limit_s, window,
+               w.nchunks, w.nsteps);
+      lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
+                                 "prefetch-window", window, "sim-bytes", "off",
+                                 NULL);
+      watch_t wt = {.what = what, .limit = limit};
+      lms__replay_result_t res;
+      char err[LMS__ERRBUF] = "";
+      lms_status_t st = lms__replay_run_hooked(&w, &o->v, 3, 0, check_step,
+                                               &wt, &res, err);
+      lms_options_destroy(o);
+      cr_assert(eq(int, st, LMS_OK), "%s: %s: %s | %s", what,
+                lms_status_name(st), err, wt.why);
+      cr_assert(eq(u64, wt.calls, 3ull * w.nsteps), "%s", what);
+      cr_assert(le(u64, res.device_peak, res.budget), "%s", what);
+      cr_assert(eq(u64, res.budget, limit), "%s", what);
+      for (int i = 0; i < 3; i++) prefetches += res.iter[i].prefetches;
+      swapped_cases += res.last.bytes_h2d > 0;
+    }
+    lms__wl_free(&w);
+  }
+  /* The property is about prefetch under pressure: both happened. */
+  cr_assert(gt(u64, prefetches, 1000));
+  cr_assert(gt(u64, swapped_cases, BUDGET_CASES));
+}
+
+/* ---- 2. A chunk in use is never evicted ----------------------------------- */
+
+/* One chunk is held from step 0 of a declared schedule, in which it is not
+ * used again until the next iteration: the furthest next use of all, the
+ * first victim Belady's rule would pick if it could.  Twelve others, two
+ * per step, stream through a budget that holds the held chunk and three
+ * more; prefetch runs at every step boundary.  The held chunk stays
+ * resident at the same address with the same bytes until released. */
+Test(pins, held_chunk_outlives_prefetch_and_eviction) {
+  static const char *const policies[] = {"ondemand", "lru", "schedule"};
+  for (size_t p = 0; p < 3; p++) {
+    lms_options_t *o = options("gpu-limit", "2560KiB", "policy", policies[p],
+                               "prefetch-window", "16,90%", NULL);
+    lms_ctx_t *ctx = context(o);
+    lms_options_destroy(o);
+    lms_stream_t s;
+    cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+    enum { N = 12 };
+    lms_chunk_t *held, *c[N];
+    uint64_t sum[N];
+    lms_status_t st;
+    cr_assert(eq(int, lms_alloc(ctx, 1 * MiB, &held), LMS_OK));
+    for (int i = 0; i < N; i++) {
+      cr_assert(eq(int, lms_alloc(ctx, 384 * KiB, &c[i]), LMS_OK));
+      sum[i] = lms_test_write(ctx, c[i], s, 100 + (uint64_t)i, &st);
+      cr_assert(eq(int, st, LMS_OK));
+    }
+    lms_step_ref_t ref[2] = {{held, LMS_ACCESS_RW}};
+    cr_assert(eq(int, lms_schedule_step(ctx, ref, 1, 100000), LMS_OK));
+    for (int i = 0; i < N; i += 2) {
+      lms_step_ref_t two[2] = {{c[i], LMS_ACCESS_READ},
+                               {c[i + 1], LMS_ACCESS_READ}};
+      cr_assert(eq(int, lms_schedule_step(ctx, two, 2, 100000), LMS_OK));
+    }
+    lms_stats_t s0 = stats_of(ctx);
+    for (int round = 0; round < 3; round++) {
+      void *ph = NULL;
+      cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+      cr_assert(eq(int, lms_acquire(ctx, held, s, LMS_ACCESS_RW, &ph), LMS_OK));
+      lms_test_fill(ph, 1 * MiB, 7 + (uint64_t)round);
+      uint64_t hsum = lms_test_checksum(ph, 1 * MiB);
+      for (int i = 0; i < N; i += 2) {
+        cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+        for (int j = i; j < i + 2; j++) {
+          uint64_t got = lms_test_read(ctx, c[j], s, &st);
+          cr_assert(eq(int, st, LMS_OK), "%s: %s", policies[p],
+                    lms_ctx_last_error(ctx));
+          cr_assert(eq(u64, got, sum[j]), "%s: chunk %d", policies[p], j);
+        }
+        lms_compute(ctx, s, 100000);
+        cr_assert(lms_chunk_resident(ctx, held), "%s, round %d, step %d",
+                  policies[p], round, i / 2 + 1);
+        cr_assert(eq(ptr, held->dptr, ph), "%s, round %d, step %d",
+                  policies[p], round, i / 2 + 1);
+        cr_assert(eq(int, held->pins, 1));
+        cr_assert(eq(u64, lms_test_checksum(ph, 1 * MiB), hsum), "%s",
+                  policies[p]);
+      }
+      /* A nested acquire returns the same address. */
+      void *again = NULL;
+      cr_assert(eq(int, lms_acquire(ctx, held, s, LMS_ACCESS_READ, &again),
+                   LMS_OK));
+      cr_assert(eq(ptr, again, ph));
+      cr_assert(eq(int, lms_release(ctx, held, s), LMS_OK));
+      cr_assert(eq(int, lms_release(ctx, held, s), LMS_OK));
+      cr_assert(eq(u64, lms_test_read(ctx, held, s, &st), hsum), "%s",
+                policies[p]);
+    }
+    lms_stats_t s1 = stats_of(ctx);
+    /* The others really were evicted and brought back around it. */
+    cr_assert(gt(i64, s1.swaps_in.total - s0.swaps_in.total, 2 * N),
+              "%s", policies[p]);
+    if (p > 0)
+      cr_assert(gt(i64, s1.prefetches.total - s0.prefetches.total, 0), "%s",
+                policies[p]);
+    else
+      cr_assert(eq(i64, s1.prefetches.total, 0));
+    cr_assert(le(i64, s1.device_reserved.peak, (int64_t)s1.device_limit));
+    lms_stream_destroy(ctx, s);
+    cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+  }
+}
+
+/* ---- A driver for workloads through the public API ------------------------ */
+
+typedef struct drive {
+  /* Inputs. */
+  const char *what;
+  int declare;       /* lms_schedule_step for every step, else learned */
+  int holds;         /* hold random chunks across steps */
+  int iterations;
+  uint64_t seed;
+  /* Outputs. */
+  uint64_t reads, mismatches, held_steps;
+  lms_stats_t before, after; /* around the iterations */
+  char why[512];
+} drive_t;
+
+typedef struct hold {
+  int chunk;         /* -1: none */
+  void *dptr;
+  lms_stream_t stream; /* the one it was acquired on */
+  int steps_left;
+} hold_t;
+
+static unsigned acquire_flags(unsigned access) {
+  return access == LMS_ACCESS_WRITE ? LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE
+                                    : access;
+}
+
+/* Every acquired chunk is resident; every held one where it was.  0 with
+ * `why` set if not. */
+static int pins_hold(lms_ctx_t *ctx, const hold_t *h, int nh,
+                     lms_chunk_t **chunks, char *why, size_t n) {
+  for (const lms_chunk_t *c = ctx->swap.all; c != NULL; c = c->all_next) {
+    if (c->pins > 0 && (c->dptr == NULL || !lms_chunk_resident(ctx, c))) {
+      snprintf(why, n, "chunk %llu pinned %d times but not resident",
+               (unsigned long long)c->serial, c->pins);
+      return 0;
+    }
+  }
+  for (int i = 0; i < nh; i++) {
+    if (h[i].chunk < 0) continue;
+    if (chunks[h[i].chunk]->dptr != h[i].dptr) {
+      snprintf(why, n, "held chunk %d moved from %p to %p", h[i].chunk,
+               h[i].dptr, (void *)chunks[h[i].chunk]->dptr);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Runs the persistent-chunk workload w through the public API, the way a
+ * framework would: every chunk is written once, then each step acquires
+ * its chunks (reads check the bytes against what was last written, writes
+ * fill new bytes), enqueues its compute and releases them.  Steps
+ * alternate between two streams.  With `holds`, a random chunk is now and
+ * then acquired for reading and held across 1 to 5 steps.  Returns 0 with
+ * d->why set at the first failure. */
+static int drive(drive_t *d, const lms__workload_t *w, lms_options_t *o) {
+  lms_ctx_t *ctx = context(o);
+  lms_stream_t s[2];
+  cr_assert(eq(int, lms_stream_create(ctx, &s[0]), LMS_OK));
+  cr_assert(eq(int, lms_stream_create(ctx, &s[1]), LMS_OK));
+  lms_chunk_t **chunks = calloc(w->nchunks, sizeof *chunks);
+  uint64_t *sum = calloc(w->nchunks, sizeof *sum);
+  cr_assert(chunks != NULL && sum != NULL);
+  rng_t r = {d->seed ^ 0xd71e5ull};
+  lms_status_t st;
+  int ok = 1;
+  hold_t h[2] = {{-1, NULL, NULL, 0}, {-1, NULL, NULL, 0}};
+  char why[256];
+  for (uint32_t i = 0; i < w->nchunks; i++) {
+    cr_assert(eq(int, lms_alloc(ctx, w->chunks[i].size, &chunks[i]), LMS_OK),
+              "%s: %s", d->what, lms_ctx_last_error(ctx));
+    sum[i] = lms_test_write(ctx, chunks[i], s[0], rnd(&r), &st);
+    cr_assert(eq(int, st, LMS_OK), "%s: %s", d->what, lms_ctx_last_error(ctx));
+  }
+  if (d->declare) {
+    lms_step_ref_t refs[8];
+    for (uint32_t t = 0; t < w->nsteps; t++) {
+      const lms__wl_step_t *step = &w->steps[t];
+      for (uint32_t k = 0; k < step->nrefs; k++) {
+        const lms__wl_ref_t *ref = &w->refs[step->first_ref + k];
+        refs[k].chunk = chunks[ref->chunk];
+        refs[k].access = acquire_flags(ref->access);
+      }
+      cr_assert(eq(int, lms_schedule_step(ctx, refs, step->nrefs,
+                                          step->compute_ns), LMS_OK));
+    }
+  }
+  d->before = stats_of(ctx);
+#define STOP(...)                                                             \
+  do {                                                                        \
+    int n_ = snprintf(d->why, sizeof d->why, "%s, iteration %d, step %u: ",   \
+                      d->what, it, t);                                        \
+    snprintf(d->why + n_, sizeof d->why - (size_t)n_, __VA_ARGS__);           \
+    ok = 0;                                                                   \
+    goto out;                                                                 \
+  } while (0)
+  for (int it = 0; it < d->iterations; it++) {
+    for (uint32_t t = 0; t < w->nsteps; t++) {
+      const lms__wl_step_t *step = &w->steps[t];
+      lms_stream_t sx = s[t % 2];
+      if ((st = lms_step_begin(ctx)) != LMS_OK)
+        STOP("lms_step_begin: %s", lms_ctx_last_error(ctx));
+      if (d->holds) {
+        for (int i = 0; i < 2; i++) {
+          if (h[i].chunk >= 0 || rnd(&r) % 4 != 0) continue;
+          int c = (int)(rnd(&r) % w->nchunks);
+          if (h[1 - i].chunk == c) continue;
+          if ((st = lms_acquire(ctx, chunks[c], sx, LMS_ACCESS_READ,
+                                &h[i].dptr)) != LMS_OK)
+            STOP("holding chunk %d: %s", c, lms_ctx_last_error(ctx));
+          if (lms_test_checksum(h[i].dptr, w->chunks[c].size) != sum[c])
+            d->mismatches++;
+          h[i].chunk = c;
+          h[i].stream = sx;
+          h[i].steps_left = (int)rnd_in(&r, 1, 5);
+        }
+      }
+      void *p[8];
+      for (uint32_t k = 0; k < step->nrefs; k++) {
+        const lms__wl_ref_t *ref = &w->refs[step->first_ref + k];
+        size_t n = w->chunks[ref->chunk].size;
+        if ((st = lms_acquire(ctx, chunks[ref->chunk], sx,
+                              acquire_flags(ref->access), &p[k])) != LMS_OK)
+          STOP("acquire of chunk %u: %s", ref->chunk, lms_ctx_last_error(ctx));
+        if (ref->access & LMS_ACCESS_READ) {
+          d->reads++;
+          if (lms_test_checksum(p[k], n) != sum[ref->chunk]) d->mismatches++;
+        }
+        if (ref->access & LMS_ACCESS_WRITE) {
+          lms_test_fill(p[k], n, rnd(&r));
+          sum[ref->chunk] = lms_test_checksum(p[k], n);
+        }
+      }
+      if (!pins_hold(ctx, h, 2, chunks, why, sizeof why))
+        STOP("after the step's acquires: %s", why);
+      lms_compute(ctx, sx, step->compute_ns);
+      for (uint32_t k = 0; k < step->nrefs; k++) {
+        uint32_t c = w->refs[step->first_ref + k].chunk;
+        if ((st = lms_release(ctx, chunks[c], sx)) != LMS_OK)
+          STOP("release of chunk %u: %s", c, lms_ctx_last_error(ctx));
+      }
+      if (!pins_hold(ctx, h, 2, chunks, why, sizeof why))
+        STOP("after the step's releases: %s", why);
+      for (int i = 0; i < 2; i++) {
+        if (h[i].chunk < 0) continue;
+        d->held_steps++;
+        if (--h[i].steps_left > 0) continue;
+        /* A step may have written it since: compare with the latest. */
+        if (lms_test_checksum(h[i].dptr, w->chunks[h[i].chunk].size) !=
+            sum[h[i].chunk])
+          d->mismatches++;
+        if ((st = lms_release(ctx, chunks[h[i].chunk], h[i].stream)) != LMS_OK)
+          STOP("releasing held chunk %d: %s", h[i].chunk,
+               lms_ctx_last_error(ctx));
+        h[i].chunk = -1;
+      }
+    }
+  }
+#undef STOP
+  for (int i = 0; i < 2; i++)
+    if (h[i].chunk >= 0)
+      cr_assert(eq(int, lms_release(ctx, chunks[h[i].chunk], h[i].stream),
+                   LMS_OK));
+  /* Everything once more, after the last write-backs. */
+  for (uint32_t i = 0; i < w->nchunks; i++) {
+    uint64_t got = lms_test_read(ctx, chunks[i], s[0], &st);
+    cr_assert(eq(int, st, LMS_OK), "%s: %s", d->what, lms_ctx_last_error(ctx));
+    d->reads++;
+    if (got != sum[i]) d->mismatches++;
+  }
+  d->after = stats_of(ctx);
+out:
+  lms_stream_destroy(ctx, s[0]);
+  lms_stream_destroy(ctx, s[1]);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+  free(chunks);
+  free(sum);
+  return ok;
+}
+
+#define HOLD_CASES 20
+#define HOLD_SEED 0x401d0001ull
+
+/* Random programs that hold chunks across steps under a tight budget: at
+ * every step, after the acquires and after the releases, every pinned
+ * chunk is resident and every held one at the address its acquire gave. */
+Test(pins, held_chunks_stay_put_in_random_programs, .timeout = 300) {
+  static const char *const policies[] = {"lru", "schedule", "ondemand"};
+  const shape_t sh = {.min_size = 4 * KiB, .max_size = 1 * MiB};
+  uint64_t held_steps = 0, moved = 0;
+  for (uint64_t k = 0; k < HOLD_CASES; k++) {
+    uint64_t seed = HOLD_SEED + k;
+    lms__workload_t w;
+    random_workload(seed, &sh, &w);
+    /* Room for the largest step and two held chunks, with a margin for
+     * the device cache's segments; a third of the data at most. */
+    uint64_t need = (lms__wl_max_step_bytes(&w) + 2 * max_chunk(&w)) * 5 / 4 +
+                    4 * MiB;
+    uint64_t limit = lms__wl_chunk_bytes(&w) / 3;
+    if (limit < need) limit = need;
+    char limit_s[32];
+    limit_text(limit, limit_s, sizeof limit_s);
+    for (size_t p = 0; p < 3; p++) {
+      char what[128];
+      snprintf(what, sizeof what, "seed %llu (policy %s, limit %s)",
+               (unsigned long long)seed, policies[p], limit_s);
+      lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
+                                 "prefetch-window", "8,50%", NULL);
+      drive_t d = {.what = what, .holds = 1, .iterations = 3, .seed = seed};
+      int ok = drive(&d, &w, o);
+      lms_options_destroy(o);
+      cr_assert(ok, "%s", d.why);
+      cr_assert(eq(u64, d.mismatches, 0), "%s", what);
+      held_steps += d.held_steps;
+      moved += (uint64_t)(d.after.swaps_in.total - d.before.swaps_in.total);
+    }
+    lms__wl_free(&w);
+  }
+  cr_assert(gt(u64, held_steps, 500));
+  cr_assert(gt(u64, moved, 1000));
+}
+
+/* ---- 3. A learned schedule predicts the second iteration ----------------- */
+
+Test(learned, predicts_the_builtins_second_iteration, .timeout = 300) {
+  int swapped = 0;
+  for (size_t i = 0; i < NBUILTINS; i++) {
+    const builtin_t *b = &builtins[i];
+    lms__workload_t w;
+    build_builtin(b, &w);
+    lms_options_t *o = options("gpu-limit", b->limit, "policy", "schedule",
+                               "sim-bytes", "off", NULL);
+    lms__replay_result_t res;
+    replay(&w, o, 3, 0, NULL, NULL, &res, w.name);
+    lms_options_destroy(o);
+    const lms__replay_iter_t *it = &res.iter[1];
+    uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
+    cr_log_info("%s at %s: iteration 2 hits %llu late %llu misses %llu, "
+                "%.1f%%", w.name, b->limit, (unsigned long long)it->prefetch_hits,
+                (unsigned long long)it->prefetch_late,
+                (unsigned long long)it->demand_misses,
+                100.0 * lms__replay_hit_rate(it));
+    cr_assert(eq(str, res.schedule, "learned"), "%s", w.name);
+    cr_assert(eq(u32, res.period, w.nsteps), "%s", w.name);
+    if (need > 0) {
+      swapped++;
+      cr_assert(ge(dbl, lms__replay_hit_rate(it), 0.95),
+                "%s at %s: iteration 2 hits %llu, late %llu, misses %llu",
+                w.name, b->limit, (unsigned long long)it->prefetch_hits,
+                (unsigned long long)it->prefetch_late,
+                (unsigned long long)it->demand_misses);
+    } else {
+      cr_assert(eq(u64, it->bytes_h2d, 0), "%s", w.name);
+      cr_assert(eq(u64, it->bytes_d2h, 0), "%s", w.name);
+      cr_assert(eq(u64, it->prefetches, 0), "%s", w.name);
+    }
+    lms__wl_free(&w);
+  }
+  /* Three of the four do not fit and had to be predicted. */
+  cr_assert(eq(int, swapped, 3));
+}
+
+/* ---- 4. Belady moves no more bytes than LRU ------------------------------- */
+
+/* Bytes moved in the last of 3 iterations with prefetch off, the schedule
+ * declared when the workload allows (no transient chunks), else learned. */
+static uint64_t moved_bytes(const lms__workload_t *w, const char *limit,
+                            const char *policy, const char *what) {
+  lms_options_t *o = options("gpu-limit", limit, "policy", policy,
+                             "prefetch-window", "0", "sim-bytes", "off", NULL);
+  lms__replay_result_t res;
+  int declare = !has_transient(w);
+  replay(w, o, 3, declare, NULL, NULL, &res, what);
+  lms_options_destroy(o);
+  cr_assert(eq(str, res.schedule, declare ? "declared" : "learned"), "%s",
+            what);
+  cr_assert(eq(u32, res.period, w->nsteps), "%s", what);
+  cr_assert(eq(u64, res.last.prefetches, 0), "%s", what);
+  return res.last.bytes_h2d + res.last.bytes_d2h;
+}
+
+Test(belady, builtins_move_no_more_than_lru, .timeout = 300) {
+  for (size_t i = 0; i < NBUILTINS; i++) {
+    lms__workload_t w;
+    build_builtin(&builtins[i], &w);
+    uint64_t sched = moved_bytes(&w, builtins[i].limit, "schedule", w.name);
+    uint64_t lru = moved_bytes(&w, builtins[i].limit, "lru", w.name);
+    cr_log_info("%s at %s: schedule %llu bytes, lru %llu", w.name,
+                builtins[i].limit, (unsigned long long)sched,
+                (unsigned long long)lru);
+    cr_assert(le(u64, sched, lru), "%s at %s: schedule moved %llu bytes, "
+              "lru %llu", w.name, builtins[i].limit,
+              (unsigned long long)sched, (unsigned long long)lru);
+    lms__wl_free(&w);
+  }
+}
+
+#define BELADY_CASES 30
+#define BELADY_SEED 0xbe1ad70001ull
+
+Test(belady, random_workloads_move_no_more_than_lru, .timeout = 300) {
+  const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
+  uint64_t sched_total = 0, lru_total = 0;
+  for (uint64_t k = 0; k < BELADY_CASES; k++) {
+    uint64_t seed = BELADY_SEED + k;
+    lms__workload_t w;
+    random_workload(seed, &sh, &w);
+    rng_t r = {seed ^ 0x11a17ull};
+    uint64_t lo = lms__wl_max_step_bytes(&w) * 12 / 10;
+    uint64_t hi = lms__wl_peak_live_bytes(&w);
+    uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
+    char limit_s[32], what[96];
+    limit_text(limit, limit_s, sizeof limit_s);
+    snprintf(what, sizeof what, "seed %llu (limit %s, %s)",
+             (unsigned long long)seed, limit_s,
+             has_transient(&w) ? "learned" : "declared");
+    uint64_t sched = moved_bytes(&w, limit_s, "schedule", what);
+    uint64_t lru = moved_bytes(&w, limit_s, "lru", what);
+    cr_assert(le(u64, sched, lru), "%s: schedule moved %llu bytes, lru %llu",
+              what, (unsigned long long)sched, (unsigned long long)lru);
+    sched_total += sched;
+    lru_total += lru;
+    lms__wl_free(&w);
+  }
+  cr_log_info("random: schedule %llu bytes, lru %llu",
+              (unsigned long long)sched_total, (unsigned long long)lru_total);
+  cr_assert(gt(u64, lru_total, 0));
+}
+
+/* ---- 5. Bytes survive prefetch, eviction and write-back ------------------- */
+
+typedef struct integrity_case {
+  int declare;
+  int policy; /* 0: schedule, 1: lru */
+} integrity_case_t;
+
+ParameterizedTestParameters(integrity, bytes_survive_prefetch) {
+  static integrity_case_t cases[] = {{1, 0}, {0, 0}, {1, 1}, {0, 1}};
+  return cr_make_param_array(integrity_case_t, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+#define INTEGRITY_SEEDS 4
+#define INTEGRITY_SEED 0x1d7e0001ull
+
+/* Chunks of 64 KiB to 1 MiB under a quarter of their total, real bytes,
+ * prefetch 8 steps ahead: every read sees what was last written, and
+ * prefetch, write-back and drops all happened. */
+ParameterizedTest(integrity_case_t *pc, integrity, bytes_survive_prefetch,
+                  .timeout = 300) {
+  static const char *const policies[] = {"schedule", "lru"};
+  const shape_t sh = {.min_size = 64 * KiB, .max_size = 1 * MiB};
+  lms_stats_t sum = {0};
+  uint64_t reads = 0;
+  for (uint64_t k = 0; k < INTEGRITY_SEEDS; k++) {
+    uint64_t seed = INTEGRITY_SEED + k;
+    lms__workload_t w;
+    random_workload(seed, &sh, &w);
+    uint64_t limit = lms__wl_chunk_bytes(&w) / 4;
+    uint64_t need = lms__wl_max_step_bytes(&w) * 5 / 4 + 4 * MiB;
+    if (limit < need) limit = need;
+    char limit_s[32], what[128];
+    limit_text(limit, limit_s, sizeof limit_s);
+    snprintf(what, sizeof what, "seed %llu (%s, policy %s, limit %s)",
+             (unsigned long long)seed, pc->declare ? "declared" : "learned",
+             policies[pc->policy], limit_s);
+    lms_options_t *o = options("gpu-limit", limit_s, "policy",
+                               policies[pc->policy], "prefetch-window",
+                               "8,50%", NULL);
+    drive_t d = {.what = what, .declare = pc->declare, .iterations = 5,
+                 .seed = seed};
+    int ok = drive(&d, &w, o);
+    lms_options_destroy(o);
+    cr_assert(ok, "%s", d.why);
+    cr_assert(eq(u64, d.mismatches, 0), "%s: %llu of %llu reads wrong", what,
+              (unsigned long long)d.mismatches, (unsigned long long)d.reads);
+    reads += d.reads;
+#define ADD(f) sum.f.total += d.after.f.total - d.before.f.total
+    ADD(prefetches);
+    ADD(prefetch_hits);
+    ADD(swaps_out);
+    ADD(drops);
+    ADD(demand_misses);
+#undef ADD
+    lms__wl_free(&w);
+  }
+  cr_log_info("%s/%s: %llu reads; prefetches %lld, hits %lld, misses %lld, "
+              "written back %lld, dropped %lld",
+              pc->declare ? "declared" : "learned", policies[pc->policy],
+              (unsigned long long)reads, (long long)sum.prefetches.total,
+              (long long)sum.prefetch_hits.total,
+              (long long)sum.demand_misses.total, (long long)sum.swaps_out.total,
+              (long long)sum.drops.total);
+  cr_assert(gt(u64, reads, 1000));
+  cr_assert(gt(i64, sum.prefetches.total, 0));
+  cr_assert(gt(i64, sum.prefetch_hits.total, 0));
+  cr_assert(gt(i64, sum.swaps_out.total, 0));
+  cr_assert(gt(i64, sum.drops.total, 0));
+}
+
+/* ---- 6. The stack discipline prefetches a backward pass ------------------- */
+
+/* A network of L layers: forward step i reads the previous activation and
+ * weight i and overwrites activation i (transient, 1 MiB); backward step
+ * i, in reverse, reads activation i and weight i, and the replay frees the
+ * activation after it, so activations are freed in the reverse order of
+ * their allocation.  8 MiB of activations pass through a 4 MiB budget. */
+enum { STACK_LAYERS = 8 };
+
+static void stack_workload(lms__workload_t *w) {
+  lms__wl_init(w, "stack");
+  uint32_t input, wt[STACK_LAYERS], act[STACK_LAYERS];
+  cr_assert(eq(int, lms__wl_add_chunk(w, 1 * MiB, 0, "input", &input), LMS_OK));
+  for (int i = 0; i < STACK_LAYERS; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "w%d", i);
+    cr_assert(eq(int, lms__wl_add_chunk(w, 64 * KiB, 0, name, &wt[i]), LMS_OK));
+    snprintf(name, sizeof name, "a%d", i);
+    cr_assert(eq(int, lms__wl_add_chunk(w, 1 * MiB, 1, name, &act[i]), LMS_OK));
+  }
+  for (int i = 0; i < STACK_LAYERS; i++) {
+    cr_assert(eq(int, lms__wl_add_step(w, 300000, "fwd"), LMS_OK));
+    lms__wl_add_ref(w, i == 0 ? input : act[i - 1], LMS_ACCESS_READ);
+    lms__wl_add_ref(w, wt[i], LMS_ACCESS_READ);
+    lms__wl_add_ref(w, act[i], LMS_ACCESS_WRITE);
+  }
+  for (int i = STACK_LAYERS - 1; i >= 0; i--) {
+    cr_assert(eq(int, lms__wl_add_step(w, 600000, "bwd"), LMS_OK));
+    lms__wl_add_ref(w, act[i], LMS_ACCESS_READ);
+    lms__wl_add_ref(w, wt[i], LMS_ACCESS_RW);
+  }
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__wl_validate(w, err), LMS_OK), "%s", err);
+}
+
+typedef struct backward {
+  uint32_t nsteps;
+  uint64_t calls;
+  lms_stats_t start, end; /* the last iteration's backward pass */
+} backward_t;
+
+static int note_backward(void *arg, lms_ctx_t *ctx, uint32_t step) {
+  backward_t *b = arg;
+  b->calls++;
+  if (step == STACK_LAYERS - 1) b->start = ctx->swap.stats;
+  if (step == b->nsteps - 1) b->end = ctx->swap.stats;
+  return 0;
+}
+
+static backward_t run_stack(const lms__workload_t *w, const char *source) {
+  lms_options_t *o = options("gpu-limit", "4MiB", "policy", "schedule",
+                             "schedule", source, NULL);
+  backward_t b = {.nsteps = w->nsteps};
+  lms__replay_result_t res;
+  replay(w, o, 3, 0, note_backward, &b, &res, source);
+  lms_options_destroy(o);
+  cr_assert(eq(u64, b.calls, 3ull * w->nsteps));
+  cr_assert(eq(str, res.schedule, strcmp(source, "stack") == 0 ? "stack"
+                                                                : "none"));
+  return b;
+}
+
+Test(stack, backward_is_prefetched_without_declarations) {
+  lms__workload_t w;
+  stack_workload(&w);
+  backward_t on = run_stack(&w, "stack"), off = run_stack(&w, "off");
+  int64_t on_hits = on.end.prefetch_hits.total - on.start.prefetch_hits.total;
+  int64_t on_miss = on.end.demand_misses.total - on.start.demand_misses.total;
+  int64_t off_hits = off.end.prefetch_hits.total - off.start.prefetch_hits.total;
+  int64_t off_miss = off.end.demand_misses.total - off.start.demand_misses.total;
+  cr_log_info("backward: stack hits %lld misses %lld; off hits %lld misses "
+              "%lld", (long long)on_hits, (long long)on_miss,
+              (long long)off_hits, (long long)off_miss);
+  cr_assert(gt(i64, on_hits, 0));
+  cr_assert(lt(i64, on_miss, off_miss));
+  cr_assert(eq(i64, off_hits, 0));
+  /* The backward pass did need data brought back. */
+  cr_assert(gt(i64, off_miss, 0));
+  lms__wl_free(&w);
+}
+
+/* ---- 7. The on-demand policy ---------------------------------------------- */
+
+#define ONDEMAND_CASES 20
+#define ONDEMAND_SEED 0x0d0d0001ull
+
+/* Random workloads and GoogLeNet under the on-demand policy with a
+ * window set and schedules known: no prefetch ever, and after every step
+ * the only resident host-homed chunks are those last acquired to write. */
+Test(ondemand, never_prefetches_and_drops_what_was_read, .timeout = 300) {
+  const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
+  uint64_t misses = 0;
+  for (uint64_t k = 0; k <= ONDEMAND_CASES; k++) {
+    lms__workload_t w;
+    char limit_s[32], what[96];
+    if (k < ONDEMAND_CASES) {
+      uint64_t seed = ONDEMAND_SEED + k;
+      random_workload(seed, &sh, &w);
+      limit_text(lms__wl_max_step_bytes(&w) * 3 / 2, limit_s, sizeof limit_s);
+      snprintf(what, sizeof what, "seed %llu (limit %s)",
+               (unsigned long long)seed, limit_s);
+    } else {
+      build_builtin(&builtins[3], &w);
+      snprintf(limit_s, sizeof limit_s, "%s", builtins[3].limit);
+      snprintf(what, sizeof what, "%s", w.name);
+    }
+    uint64_t limit;
+    char err[LMS__ERRBUF];
+    cr_assert(eq(int, lms__parse_size("limit", limit_s, &limit, err), LMS_OK));
+    lms_options_t *o = options("gpu-limit", limit_s, "policy", "ondemand",
+                               "prefetch-window", "64,90%", "sim-bytes", "off",
+                               NULL);
+    watch_t wt = {.what = what, .limit = limit, .ondemand = 1};
+    lms__replay_result_t res;
+    replay(&w, o, 3, !has_transient(&w), check_step, &wt, &res, what);
+    lms_options_destroy(o);
+    cr_assert(eq(u64, wt.calls, 3ull * w.nsteps), "%s: %s", what, wt.why);
+    for (int i = 0; i < 3; i++) {
+      cr_assert(eq(u64, res.iter[i].prefetches, 0), "%s", what);
+      cr_assert(eq(u64, res.iter[i].prefetch_hits, 0), "%s", what);
+      cr_assert(eq(u64, res.iter[i].prefetch_late, 0), "%s", what);
+      misses += res.iter[i].demand_misses;
+    }
+    lms__wl_free(&w);
+  }
+  cr_assert(gt(u64, misses, 1000));
+}
+
+Test(ondemand, a_chunk_only_read_leaves_at_release) {
+  lms_options_t *o = options("gpu-limit", "8MiB", "policy", "ondemand", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_options_destroy(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  lms_chunk_t *a, *b;
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(ctx, 1 * MiB, &a), LMS_OK));
+  cr_assert(eq(int, lms_alloc(ctx, 1 * MiB, &b), LMS_OK));
+  uint64_t sa = lms_test_write(ctx, a, s, 1, &st);
+  uint64_t sb = lms_test_write(ctx, b, s, 2, &st);
+  /* There is room for both; what was just written stays. */
+  cr_assert(lms_chunk_resident(ctx, a));
+  cr_assert(lms_chunk_resident(ctx, b));
+  /* A schedule that names both, so a prefetching policy would bring them. */
+  lms_step_ref_t ra = {a, LMS_ACCESS_READ}, rb = {b, LMS_ACCESS_READ};
+  cr_assert(eq(int, lms_schedule_step(ctx, &ra, 1, 1000), LMS_OK));
+  cr_assert(eq(int, lms_schedule_step(ctx, &rb, 1, 1000), LMS_OK));
+  for (int round = 0; round < 3; round++) {
+    cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+    cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+    cr_assert(not(lms_chunk_resident(ctx, a)), "round %d", round);
+    cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+    cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
+    cr_assert(not(lms_chunk_resident(ctx, b)), "round %d", round);
+    cr_assert(not(lms_chunk_resident(ctx, a)), "round %d", round);
+  }
+  /* Held for reading it stays; the release lets it go. */
+  void *p;
+  cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_READ, &p), LMS_OK));
+  cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+  cr_assert(lms_chunk_resident(ctx, a));
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  cr_assert(not(lms_chunk_resident(ctx, a)));
+  /* Written, it stays until read. */
+  sa = lms_test_write(ctx, a, s, 3, &st);
+  cr_assert(lms_chunk_resident(ctx, a));
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+  cr_assert(not(lms_chunk_resident(ctx, a)));
+  lms_stats_t x = stats_of(ctx);
+  cr_assert(eq(i64, x.prefetches.total, 0));
+  cr_assert(ge(i64, x.demand_misses.total, 7));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
+
+/* ---- 8. A changed program is learned again -------------------------------- */
+
+/* A program runs pattern A for 3 iterations, then pattern B, with chunks
+ * of other sizes, for 3.  Each pattern cycles through twice the budget. */
+typedef struct pattern {
+  int nchunks, nsteps;
+  size_t size;
+  lms_chunk_t *c[16];
+  uint64_t sum[16];
+} pattern_t;
+
+static void pattern_init(lms_ctx_t *ctx, lms_stream_t s, pattern_t *pt,
+                         int nchunks, size_t size, uint64_t seed) {
+  pt->nchunks = pt->nsteps = nchunks;
+  pt->size = size;
+  lms_status_t st;
+  for (int i = 0; i < nchunks; i++) {
+    /* Sizes differ by a block so that no two steps look alike. */
+    cr_assert(eq(int, lms_alloc(ctx, size + (size_t)i * 512, &pt->c[i]),
+                 LMS_OK));
+    pt->sum[i] = lms_test_write(ctx, pt->c[i], s, seed + (uint64_t)i, &st);
+    cr_assert(eq(int, st, LMS_OK));
+  }
+}
+
+/* One iteration: step i reads chunks i and i + 1 (mod n). */
+static void pattern_run(lms_ctx_t *ctx, lms_stream_t s, pattern_t *pt) {
+  lms_status_t st;
+  for (int i = 0; i < pt->nsteps; i++) {
+    cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+    for (int j = i; j < i + 2; j++) {
+      int c = j % pt->nchunks;
+      cr_assert(eq(u64, lms_test_read(ctx, pt->c[c], s, &st), pt->sum[c]));
+    }
+    lms_compute(ctx, s, 400000);
+  }
+  cr_assert(eq(int, lms_stream_sync(ctx, s), LMS_OK));
+}
+
+Test(learned, a_changed_program_is_learned_again) {
+  lms_options_t *o = options("gpu-limit", "4MiB", "policy", "schedule", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_options_destroy(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  pattern_t a, b;
+  pattern_init(ctx, s, &a, 12, 640 * KiB, 10);
+  pattern_init(ctx, s, &b, 9, 900 * KiB, 50);
+  lms__plan_info_t info;
+  lms_stats_t st[7];
+  st[0] = stats_of(ctx);
+  for (int it = 0; it < 3; it++) {
+    pattern_run(ctx, s, &a);
+    st[it + 1] = stats_of(ctx);
+  }
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(str, (char *)info.source, "learned"));
+  cr_assert(eq(u32, info.period, 12));
+  cr_assert(eq(u64, info.relearns, 0));
+  double a3 = hit_rate(&st[2], &st[3]);
+  for (int it = 0; it < 3; it++) {
+    pattern_run(ctx, s, &b);
+    st[it + 4] = stats_of(ctx);
+  }
+  lms__plan_info(ctx->plan, &info);
+  double b1 = hit_rate(&st[3], &st[4]), b2 = hit_rate(&st[4], &st[5]),
+         b3 = hit_rate(&st[5], &st[6]);
+  cr_log_info("hit rates: A3 %.3f, B1 %.3f, B2 %.3f, B3 %.3f", a3, b1, b2, b3);
+  cr_assert(eq(str, (char *)info.source, "learned"));
+  cr_assert(eq(u32, info.period, 9));
+  cr_assert(ge(u64, info.relearns, 1));
+  cr_assert(ge(dbl, a3, 0.95));
+  /* B's first iteration ran on A's schedule, then none: mostly misses.
+   * From B's second on the new period predicts again. */
+  cr_assert(lt(dbl, b1, 0.5));
+  cr_assert(ge(dbl, b2, 0.8));
+  cr_assert(ge(dbl, b3, 0.95));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
