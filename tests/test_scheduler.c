@@ -114,12 +114,13 @@ typedef struct shape {
   uint64_t min_size, max_size; /* chunk sizes, log-uniform in [min, max) */
   int equal_sizes;             /* every chunk max_size bytes */
   int transient;               /* about a quarter of the chunks transient */
+  uint32_t max_refs;           /* references per step, 1..6; 0 means 6 */
 } shape_t;
 
-/* A random workload: 8 to 40 chunks, 20 to 60 steps of 1 to 6 distinct
- * chunks each, read (half), read-write (3 in 10) or overwritten (1 in 5),
- * 20 us to 2 ms of compute each.  Step 0 names 7 chunks, more than any
- * other step, so that its signature (size and access of each reference)
+/* A random workload: 8 to 40 chunks, 20 to 60 steps of 1 to 6 (or
+ * max_refs) distinct chunks each, read (half), read-write (3 in 10) or
+ * overwritten (1 in 5), 20 us to 2 ms of compute each.  Step 0 names one
+ * chunk more than any other step can, so that its signature (size and access of each reference)
  * recurs only where the next iteration begins and a learned schedule
  * finds the true period. */
 static void random_workload(uint64_t seed, const shape_t *sh,
@@ -142,7 +143,8 @@ static void random_workload(uint64_t seed, const shape_t *sh,
     snprintf(name, sizeof name, "s%u", s);
     cr_assert(eq(int, lms__wl_add_step(w, rnd_in(&r, 20000, 2000000), name),
                  LMS_OK));
-    uint32_t n = s == 0 ? 7 : (uint32_t)rnd_in(&r, 1, 6), picked[7];
+    uint32_t most = sh->max_refs ? sh->max_refs : 6;
+    uint32_t n = s == 0 ? most + 1 : (uint32_t)rnd_in(&r, 1, most), picked[7];
     for (uint32_t k = 0; k < n; k++) {
       uint32_t c;
       int again;

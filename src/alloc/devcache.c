@@ -291,7 +291,10 @@ static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
                                    void *stream) {
   lms__block_t *best = NULL;
   for (lms__block_t *b = dc->pending; b != NULL; b = b->pnext) {
-    if (b->event == NULL || b->size < size || !same_kind(b, size)) continue;
+    /* Taken whole, so at most twice the request, as in eligible(). */
+    if (b->event == NULL || b->size < size || b->size / 2 > size ||
+        !same_kind(b, size))
+      continue;
     if (best == NULL || b->size < best->size) best = b;
   }
   if (best == NULL) return NULL;
