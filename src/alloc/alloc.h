@@ -43,6 +43,8 @@ typedef struct lms__devcache {
   lms__block_t *pending;     /* free blocks waiting on an event */
   lms__evpool_t events;      /* for pending blocks */
   char *err;                 /* the owner's last-error buffer */
+  uint64_t last_wait_ns;     /* the longest wait the last allocation made
+                                its stream do for a pending block */
 } lms__devcache_t;
 
 /* Sizes are rounded up to this, and blocks are split no finer. */

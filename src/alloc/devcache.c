@@ -285,6 +285,16 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   return LMS_OK;
 }
 
+/* Adds to last_wait_ns how long `stream` will wait for `event`, as far
+ * as the device can tell. */
+static void note_wait(lms__devcache_t *dc, void *stream, void *event) {
+  uint64_t ns = 0;
+  if (dc->dev->ops->wait_cost != NULL &&
+      dc->dev->ops->wait_cost(dc->dev, stream, event, &ns) == LMS_OK &&
+      ns > dc->last_wait_ns)
+    dc->last_wait_ns = ns;
+}
+
 /* The smallest pending block of the request's kind that holds `size`,
  * taken for `stream` after making it wait; NULL if none or the wait fails. */
 static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
@@ -298,6 +308,7 @@ static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
     if (best == NULL || b->size < best->size) best = b;
   }
   if (best == NULL) return NULL;
+  if (best->stream != stream) note_wait(dc, stream, best->event);
   if (best->stream != stream &&
       dc->dev->ops->stream_wait(dc->dev, stream, best->event) != LMS_OK) {
     device_error(dc, "stream_wait for a pending block");
@@ -346,6 +357,7 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
   }
   if (best == NULL) return NULL;
   for (lms__block_t *b = best;; b = b->next) {
+    if (b->pending && b->stream != stream) note_wait(dc, stream, b->event);
     if (b->pending && b->stream != stream &&
         dc->dev->ops->stream_wait(dc->dev, stream, b->event) != LMS_OK) {
       device_error(dc, "stream_wait for a run of pending blocks");
@@ -391,6 +403,7 @@ lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
 
 static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
                                int may_block, void **out) {
+  dc->last_wait_ns = 0;
   if (size == 0 || size > SIZE_MAX - LMS__SMALL_SEGMENT) {
     lms__errf(dc->err, "device allocation of %zu bytes: accepted sizes are "
                        "1 byte up to the device limit", size);

@@ -501,6 +501,9 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c, void *stream,
                             int copy) {
   void *block = NULL;
   LMS_CHECK(alloc_device(s, c->size, copy ? s->h2d : stream, &block));
+  /* A block for the acquiring stream itself may make it wait for the
+   * block's last users: that is a stall too. */
+  if (!copy) lms__stat_add(&s->stats.stall_ns, (int64_t)s->cache.last_wait_ns);
   return swap_in_to(s, c, block, copy);
 }
 
