@@ -1,11 +1,14 @@
 /* test_scheduler.c - the scheduler's promises, on the simulated device.
  *
  * Prefetch and eviction never take the device past its budget (a property
- * over seeded random workloads, checked after every step); a chunk that is
- * acquired stays resident at the same address until its release, however
- * hard prefetch and demand push; a learned schedule predicts the built-in
- * workloads' second iteration; with prefetch off, furthest-next-use victims
- * move no more bytes than least-recently-used ones; bytes survive prefetch,
+ * over seeded random workloads, checked after every step), and a budget
+ * that holds the largest step 1.2 times lets every step run; a chunk that
+ * is acquired stays resident at the same address until its release,
+ * however hard prefetch and demand push; a learned schedule predicts the
+ * built-in workloads' second iteration; with prefetch off,
+ * furthest-next-use victims move no more bytes than least-recently-used
+ * ones on the built-ins, and fetch no more on random workloads of equal
+ * chunks (Note [Where Belady's rule is optimal]); bytes survive prefetch,
  * eviction and write-back under declared and learned schedules; the stack
  * discipline alone prefetches a backward pass; the on-demand policy never
  * prefetches and drops what was only read; and a learned schedule is
@@ -119,10 +122,11 @@ typedef struct shape {
 
 /* A random workload: 8 to 40 chunks, 20 to 60 steps of 1 to 6 (or
  * max_refs) distinct chunks each, read (half), read-write (3 in 10) or
- * overwritten (1 in 5), 20 us to 2 ms of compute each.  Step 0 names one
- * chunk more than any other step can, so that its signature (size and access of each reference)
- * recurs only where the next iteration begins and a learned schedule
- * finds the true period. */
+ * overwritten (1 in 5), 20 us to 2 ms of compute each; a transient
+ * chunk's first reference overwrites it.  Step 0 names one chunk more
+ * than any other step can, so that its signature (size and access of each
+ * reference) recurs only where the next iteration begins and a learned
+ * schedule finds the true period. */
 static void random_workload(uint64_t seed, const shape_t *sh,
                             lms__workload_t *w) {
   rng_t r = {seed};
@@ -161,10 +165,15 @@ static void random_workload(uint64_t seed, const shape_t *sh,
       cr_assert(eq(int, lms__wl_add_ref(w, c, access), LMS_OK));
     }
   }
-  /* A transient chunk must be used; one that is not becomes persistent. */
+  /* A transient chunk must be used, and like a layer's output it is
+   * first written whole; one that is not used becomes persistent. */
   for (uint32_t i = 0; i < nchunks; i++) {
     int used = 0;
-    for (uint32_t k = 0; k < w->nrefs && !used; k++) used = w->refs[k].chunk == i;
+    for (uint32_t k = 0; k < w->nrefs && !used; k++) {
+      if (w->refs[k].chunk != i) continue;
+      used = 1;
+      if (w->chunks[i].transient) w->refs[k].access = LMS_ACCESS_WRITE;
+    }
     if (!used) w->chunks[i].transient = 0;
   }
   char err[LMS__ERRBUF] = "";
@@ -257,6 +266,10 @@ static int check_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
     FAIL("device_reserved %lld over the limit %llu",
          (long long)st->device_reserved.current,
          (unsigned long long)st->device_limit);
+  if (st->device_reserved.peak > (int64_t)st->device_limit)
+    FAIL("device_reserved peaked at %lld, over the limit %llu",
+         (long long)st->device_reserved.peak,
+         (unsigned long long)st->device_limit);
   if (st->device_allocated.current > (int64_t)st->device_limit)
     FAIL("device_allocated %lld over the limit %llu",
          (long long)st->device_allocated.current,
@@ -299,16 +312,26 @@ static int check_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
 #define BUDGET_CASES 100
 #define BUDGET_SEED 0x5eed0001ull
 
-Test(budget, prefetch_and_eviction_stay_under_the_limit, .timeout = 300) {
+typedef struct budget_tally {
+  uint64_t ran, refused, prefetches, swapped;
+  char first[1024]; /* the first refusals */
+} budget_tally_t;
+
+/* Random workloads under random budgets from 1.2 x their largest step to
+ * all their bytes, random windows, LRU and schedule victims, each checked
+ * after every step by check_step.  A replay refused with "device out of
+ * memory" is counted, the steps before the refusal checked all the same. */
+static void budget_cases(budget_tally_t *t, uint64_t lo_tenths) {
   static const char *const policies[] = {"lru", "schedule"};
   const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
-  uint64_t prefetches = 0, swapped_cases = 0;
+  memset(t, 0, sizeof *t);
   for (uint64_t k = 0; k < BUDGET_CASES; k++) {
     uint64_t seed = BUDGET_SEED + k;
     lms__workload_t w;
     random_workload(seed, &sh, &w);
     rng_t r = {seed ^ 0xb0d6e7ull};
-    uint64_t lo = lms__wl_max_step_bytes(&w) * 12 / 10;
+    uint64_t biggest = lms__wl_max_step_bytes(&w);
+    uint64_t lo = biggest * lo_tenths / 10;
     uint64_t hi = lms__wl_chunk_bytes(&w);
     uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
     char limit_s[32], window[32];
@@ -316,11 +339,12 @@ Test(budget, prefetch_and_eviction_stay_under_the_limit, .timeout = 300) {
     snprintf(window, sizeof window, "%u,%u%%", (unsigned)rnd_in(&r, 1, 32),
              (unsigned)rnd_in(&r, 1, 100));
     for (size_t p = 0; p < 2; p++) {
-      char what[160];
+      char what[192];
       snprintf(what, sizeof what,
-               "seed %llu (policy %s, limit %s, window %s, %u chunks, %u steps)",
-               (unsigned long long)seed, policies[p], limit_s, window,
-               w.nchunks, w.nsteps);
+               "seed %llu (policy %s, limit %s = %.2f x the largest step, "
+               "window %s, %u chunks, %u steps)",
+               (unsigned long long)seed, policies[p], limit_s,
+               (double)limit / (double)biggest, window, w.nchunks, w.nsteps);
       lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
                                  "prefetch-window", window, "sim-bytes", "off",
                                  NULL);
@@ -330,19 +354,97 @@ Test(budget, prefetch_and_eviction_stay_under_the_limit, .timeout = 300) {
       lms_status_t st = lms__replay_run_hooked(&w, &o->v, 3, 0, check_step,
                                                &wt, &res, err);
       lms_options_destroy(o);
-      cr_assert(eq(int, st, LMS_OK), "%s: %s: %s | %s", what,
-                lms_status_name(st), err, wt.why);
+      t->ran++;
+      /* The hook found nothing wrong at any step that ran. */
+      cr_assert(eq(str, wt.why, ""), "%s", wt.why);
+      if (st == LMS_ERR_DEVICE_OOM) {
+        if (t->refused++ < 2) {
+          size_t n = strlen(t->first);
+          snprintf(t->first + n, sizeof t->first - n, "\n  %s: %.300s", what,
+                   err);
+        }
+        continue;
+      }
+      cr_assert(eq(int, st, LMS_OK), "%s: %s: %s", what, lms_status_name(st),
+                err);
       cr_assert(eq(u64, wt.calls, 3ull * w.nsteps), "%s", what);
       cr_assert(le(u64, res.device_peak, res.budget), "%s", what);
       cr_assert(eq(u64, res.budget, limit), "%s", what);
-      for (int i = 0; i < 3; i++) prefetches += res.iter[i].prefetches;
-      swapped_cases += res.last.bytes_h2d > 0;
+      for (int i = 0; i < 3; i++) t->prefetches += res.iter[i].prefetches;
+      t->swapped += res.last.bytes_h2d > 0;
     }
     lms__wl_free(&w);
   }
+}
+
+/* After every step the device holds no more than the budget, in segments
+ * and in blocks, and the residency invariants hold. */
+Test(budget, prefetch_and_eviction_stay_under_the_limit, .timeout = 300) {
+  budget_tally_t t;
+  budget_cases(&t, 12);
+  cr_log_info("%llu replays, %llu refused, %llu prefetches",
+              (unsigned long long)t.ran, (unsigned long long)t.refused,
+              (unsigned long long)t.prefetches);
   /* The property is about prefetch under pressure: both happened. */
-  cr_assert(gt(u64, prefetches, 1000));
-  cr_assert(gt(u64, swapped_cases, BUDGET_CASES));
+  cr_assert(gt(u64, t.prefetches, 1000));
+  cr_assert(gt(u64, t.swapped, BUDGET_CASES / 2));
+}
+
+/* A budget that holds the largest step 1.5 times lets every replay
+ * finish: the step's chunks can be made to fit by evicting the others.
+ * Closer to the step's own size a chunk cannot be moved once acquired, so
+ * the acquired chunks of a step can leave the free bytes in pieces none of
+ * which holds the next one; at 1.2 times that refused about 1.5 % of these
+ * replays (3 of 200) when this was written, and the property test above
+ * runs them anyway. */
+Test(budget, every_replay_within_the_budget_finishes, .timeout = 300) {
+  budget_tally_t t;
+  budget_cases(&t, 15);
+  cr_assert(eq(u64, t.refused, 0),
+            "%llu of %llu replays were refused with device out of memory "
+            "although each budget holds the largest step 1.5 times or more; "
+            "the first:%s", (unsigned long long)t.refused,
+            (unsigned long long)t.ran, t.first);
+}
+
+/* The smallest form of the refusals above.  A 2.5 MiB chunk, resident in
+ * a 4 MiB segment, leaves 1.5 MiB of a 4 MiB budget; a 512 KiB chunk then
+ * goes into that gap, right after it.  When a step holds the small chunk
+ * and needs 2.75 MiB, evicting the big one frees only the 2.5 MiB before
+ * the small chunk, and 3.25 MiB of the step do not fit 4 MiB.  The small
+ * chunk at the far end of the gap, or anywhere else that leaves 2.75 MiB
+ * in one piece, and the step fits. */
+Test(budget, a_step_within_the_budget_is_not_refused) {
+  lms_options_t *o = options("gpu-limit", "4MiB", "policy", "lru", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_options_destroy(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  lms_chunk_t *big, *small, *next;
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(ctx, 2560 * KiB, &big), LMS_OK));
+  cr_assert(eq(int, lms_alloc(ctx, 512 * KiB, &small), LMS_OK));
+  cr_assert(eq(int, lms_alloc(ctx, 2816 * KiB, &next), LMS_OK));
+  lms_test_write(ctx, big, s, 1, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  uint64_t sum = lms_test_write(ctx, small, s, 2, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  void *ps = NULL, *pn = NULL;
+  cr_assert(eq(int, lms_acquire(ctx, small, s, LMS_ACCESS_READ, &ps), LMS_OK));
+  cr_assert(lms_chunk_resident(ctx, big));
+  long long gap = (long long)((char *)ps - (char *)big->dptr);
+  st = lms_acquire(ctx, next, s, LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &pn);
+  /* Expected rather than asserted, so that a refusal still ends the
+   * context cleanly below. */
+  cr_expect(eq(int, st, LMS_OK), "3.25 MiB acquired at once under a 4 MiB "
+            "budget (the small chunk %lld bytes from the start of the big "
+            "one's block): %s: %s", gap, lms_status_name(st),
+            lms_ctx_last_error(ctx));
+  if (st == LMS_OK) cr_expect(eq(int, lms_release(ctx, next, s), LMS_OK));
+  cr_expect(eq(u64, lms_test_checksum(ps, 512 * KiB), sum));
+  cr_expect(eq(int, lms_release(ctx, small, s), LMS_OK));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
 /* ---- 2. A chunk in use is never evicted ----------------------------------- */
@@ -653,37 +755,49 @@ Test(pins, held_chunks_stay_put_in_random_programs, .timeout = 300) {
 
 /* ---- 3. A learned schedule predicts the second iteration ----------------- */
 
+/* The schedule is learned during the first iteration and used from the
+ * second.  Over NVLink 2.0 the link keeps up with these workloads' compute,
+ * so a data fetch that is not a prefetch hit is a wrong or late decision:
+ * the hit rate must reach 95 %.  Over PCIe 3 the link is the bottleneck
+ * and prefetches may arrive late, but they must still have been issued:
+ * at most 5 % of the fetches may be demand misses. */
 Test(learned, predicts_the_builtins_second_iteration, .timeout = 300) {
   int swapped = 0;
   for (size_t i = 0; i < NBUILTINS; i++) {
     const builtin_t *b = &builtins[i];
     lms__workload_t w;
     build_builtin(b, &w);
-    lms_options_t *o = options("gpu-limit", b->limit, "policy", "schedule",
-                               "sim-bytes", "off", NULL);
-    lms__replay_result_t res;
-    replay(&w, o, 3, 0, NULL, NULL, &res, w.name);
-    lms_options_destroy(o);
-    const lms__replay_iter_t *it = &res.iter[1];
-    uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
-    cr_log_info("%s at %s: iteration 2 hits %llu late %llu misses %llu, "
-                "%.1f%%", w.name, b->limit, (unsigned long long)it->prefetch_hits,
-                (unsigned long long)it->prefetch_late,
-                (unsigned long long)it->demand_misses,
-                100.0 * lms__replay_hit_rate(it));
-    cr_assert(eq(str, res.schedule, "learned"), "%s", w.name);
-    cr_assert(eq(u32, res.period, w.nsteps), "%s", w.name);
-    if (need > 0) {
-      swapped++;
-      cr_assert(ge(dbl, lms__replay_hit_rate(it), 0.95),
-                "%s at %s: iteration 2 hits %llu, late %llu, misses %llu",
-                w.name, b->limit, (unsigned long long)it->prefetch_hits,
-                (unsigned long long)it->prefetch_late,
-                (unsigned long long)it->demand_misses);
-    } else {
-      cr_assert(eq(u64, it->bytes_h2d, 0), "%s", w.name);
-      cr_assert(eq(u64, it->bytes_d2h, 0), "%s", w.name);
-      cr_assert(eq(u64, it->prefetches, 0), "%s", w.name);
+    for (int slow = 0; slow < 2; slow++) {
+      const char *link = slow ? "pcie3" : "nvlink2";
+      lms_options_t *o = options("gpu-limit", b->limit, "policy", "schedule",
+                                 "sim-bytes", "off", "link", link, NULL);
+      lms__replay_result_t res;
+      replay(&w, o, 3, 0, NULL, NULL, &res, w.name);
+      lms_options_destroy(o);
+      const lms__replay_iter_t *it = &res.iter[1];
+      uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
+      char what[160];
+      snprintf(what, sizeof what, "%s at %s over %s: iteration 2 hits %llu, "
+               "late %llu, misses %llu", w.name, b->limit, link,
+               (unsigned long long)it->prefetch_hits,
+               (unsigned long long)it->prefetch_late,
+               (unsigned long long)it->demand_misses);
+      cr_log_info("%s", what);
+      cr_assert(eq(str, res.schedule, "learned"), "%s", what);
+      cr_assert(eq(u32, res.period, w.nsteps), "%s", what);
+      if (need == 0) {
+        /* Nothing to bring in: nothing moved at all. */
+        cr_assert(eq(u64, it->bytes_h2d, 0), "%s", what);
+        cr_assert(eq(u64, it->bytes_d2h, 0), "%s", what);
+        cr_assert(eq(u64, it->prefetches, 0), "%s", what);
+        continue;
+      }
+      swapped += !slow;
+      if (slow)
+        cr_assert(le(dbl, (double)it->demand_misses / (double)need, 0.05),
+                  "%s", what);
+      else
+        cr_assert(ge(dbl, lms__replay_hit_rate(it), 0.95), "%s", what);
     }
     lms__wl_free(&w);
   }
@@ -693,10 +807,10 @@ Test(learned, predicts_the_builtins_second_iteration, .timeout = 300) {
 
 /* ---- 4. Belady moves no more bytes than LRU ------------------------------- */
 
-/* Bytes moved in the last of 3 iterations with prefetch off, the schedule
- * declared when the workload allows (no transient chunks), else learned. */
-static uint64_t moved_bytes(const lms__workload_t *w, const char *limit,
-                            const char *policy, const char *what) {
+/* The last of 3 iterations with prefetch off, the schedule declared when
+ * the workload allows (no transient chunks), else learned. */
+static lms__replay_iter_t moved(const lms__workload_t *w, const char *limit,
+                               const char *policy, const char *what) {
   lms_options_t *o = options("gpu-limit", limit, "policy", policy,
                              "prefetch-window", "0", "sim-bytes", "off", NULL);
   lms__replay_result_t res;
@@ -707,15 +821,23 @@ static uint64_t moved_bytes(const lms__workload_t *w, const char *limit,
             what);
   cr_assert(eq(u32, res.period, w->nsteps), "%s", what);
   cr_assert(eq(u64, res.last.prefetches, 0), "%s", what);
-  return res.last.bytes_h2d + res.last.bytes_d2h;
+  return res.last;
 }
 
+/* Unrestricted, case by case, on the built-ins.  Today both policies move
+ * exactly the same bytes on all four (their forward-then-mirrored-backward
+ * order leaves LRU no worse a choice, and requests over 1 MiB go through
+ * the range eviction of Note [Evicting a range] under either policy), so
+ * this guards against the schedule policy falling behind there; the
+ * random test below is the one that tells the two rules apart. */
 Test(belady, builtins_move_no_more_than_lru, .timeout = 300) {
   for (size_t i = 0; i < NBUILTINS; i++) {
     lms__workload_t w;
     build_builtin(&builtins[i], &w);
-    uint64_t sched = moved_bytes(&w, builtins[i].limit, "schedule", w.name);
-    uint64_t lru = moved_bytes(&w, builtins[i].limit, "lru", w.name);
+    lms__replay_iter_t si = moved(&w, builtins[i].limit, "schedule", w.name);
+    lms__replay_iter_t li = moved(&w, builtins[i].limit, "lru", w.name);
+    uint64_t sched = si.bytes_h2d + si.bytes_d2h;
+    uint64_t lru = li.bytes_h2d + li.bytes_d2h;
     cr_log_info("%s at %s: schedule %llu bytes, lru %llu", w.name,
                 builtins[i].limit, (unsigned long long)sched,
                 (unsigned long long)lru);
@@ -729,9 +851,28 @@ Test(belady, builtins_move_no_more_than_lru, .timeout = 300) {
 #define BELADY_CASES 30
 #define BELADY_SEED 0xbe1ad70001ull
 
-Test(belady, random_workloads_move_no_more_than_lru, .timeout = 300) {
-  const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
-  uint64_t sched_total = 0, lru_total = 0;
+/* Note [Where Belady's rule is optimal]
+ * Furthest-next-use victims minimise the number of fetches when every
+ * chunk has the same size: that is Belady's theorem, and it is what this
+ * test holds the schedule policy to, on random workloads of 1 MiB chunks
+ * (transient ones learned, the rest declared) under random budgets from
+ * 1.2 x the largest step to everything live.  Two things the theorem does
+ * not cover are left out, each for a counterexample found with this
+ * generator:
+ *  - Chunks of different sizes: evicting one large chunk or several small
+ *    ones is a knapsack choice, not a next-use order.  With sizes from
+ *    4 KiB to 4 MiB, seed 816494084185 (limit 12540241) fetches 14.5 MB
+ *    in its last iteration under the schedule policy and 9.5 MB under LRU.
+ *  - Write-backs: the rule counts fetches, and a dirty victim also costs
+ *    its write-back.  With 1 MiB chunks and at most 3 per step, seed
+ *    816494084196 (limit 32054115) fetches 2 MiB under both policies but
+ *    writes back 2 MiB under the schedule policy and 1 MiB under LRU.
+ * So each case compares the bytes fetched (bytes_h2d); the bytes moved
+ * both ways are compared over all the cases together, and on the
+ * built-ins above, unrestricted, case by case. */
+Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
+  const shape_t sh = {.max_size = 1 * MiB, .equal_sizes = 1, .transient = 1};
+  uint64_t sched_total = 0, lru_total = 0, fetched = 0, learned = 0;
   for (uint64_t k = 0; k < BELADY_CASES; k++) {
     uint64_t seed = BELADY_SEED + k;
     lms__workload_t w;
@@ -745,17 +886,25 @@ Test(belady, random_workloads_move_no_more_than_lru, .timeout = 300) {
     snprintf(what, sizeof what, "seed %llu (limit %s, %s)",
              (unsigned long long)seed, limit_s,
              has_transient(&w) ? "learned" : "declared");
-    uint64_t sched = moved_bytes(&w, limit_s, "schedule", what);
-    uint64_t lru = moved_bytes(&w, limit_s, "lru", what);
-    cr_assert(le(u64, sched, lru), "%s: schedule moved %llu bytes, lru %llu",
-              what, (unsigned long long)sched, (unsigned long long)lru);
-    sched_total += sched;
-    lru_total += lru;
+    lms__replay_iter_t sched = moved(&w, limit_s, "schedule", what);
+    lms__replay_iter_t lru = moved(&w, limit_s, "lru", what);
+    cr_assert(le(u64, sched.bytes_h2d, lru.bytes_h2d),
+              "%s: schedule fetched %llu bytes, lru %llu", what,
+              (unsigned long long)sched.bytes_h2d,
+              (unsigned long long)lru.bytes_h2d);
+    sched_total += sched.bytes_h2d + sched.bytes_d2h;
+    lru_total += lru.bytes_h2d + lru.bytes_d2h;
+    fetched += lru.bytes_h2d > 0;
+    learned += has_transient(&w);
     lms__wl_free(&w);
   }
-  cr_log_info("random: schedule %llu bytes, lru %llu",
+  cr_log_info("random: schedule moved %llu bytes, lru %llu",
               (unsigned long long)sched_total, (unsigned long long)lru_total);
-  cr_assert(gt(u64, lru_total, 0));
+  cr_assert(le(u64, sched_total, lru_total));
+  /* Most cases had to fetch, and both sources of a schedule were used. */
+  cr_assert(gt(u64, fetched, BELADY_CASES * 2 / 3));
+  cr_assert(gt(u64, learned, 0));
+  cr_assert(lt(u64, learned, BELADY_CASES));
 }
 
 /* ---- 5. Bytes survive prefetch, eviction and write-back ------------------- */
@@ -927,7 +1076,9 @@ Test(ondemand, never_prefetches_and_drops_what_was_read, .timeout = 300) {
     if (k < ONDEMAND_CASES) {
       uint64_t seed = ONDEMAND_SEED + k;
       random_workload(seed, &sh, &w);
-      limit_text(lms__wl_max_step_bytes(&w) * 3 / 2, limit_s, sizeof limit_s);
+      /* Three times the largest step: room enough that the device cache's
+       * fragmentation (see budget tests) does not refuse a step. */
+      limit_text(lms__wl_max_step_bytes(&w) * 3, limit_s, sizeof limit_s);
       snprintf(what, sizeof what, "seed %llu (limit %s)",
                (unsigned long long)seed, limit_s);
     } else {
@@ -999,15 +1150,18 @@ Test(ondemand, a_chunk_only_read_leaves_at_release) {
   cr_assert(not(lms_chunk_resident(ctx, a)));
   lms_stats_t x = stats_of(ctx);
   cr_assert(eq(i64, x.prefetches.total, 0));
-  cr_assert(ge(i64, x.demand_misses.total, 7));
+  /* Rounds 2 and 3 fetch a and b again, then the held read and the
+   * rewrite fetch a: 6 misses; the first round found both resident. */
+  cr_assert(eq(i64, x.demand_misses.total, 6));
   lms_stream_destroy(ctx, s);
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
 /* ---- 8. A changed program is learned again -------------------------------- */
 
-/* A program runs pattern A for 3 iterations, then pattern B, with chunks
- * of other sizes, for 3.  Each pattern cycles through twice the budget. */
+/* A program runs pattern A (12 chunks of about 640 KiB) for 3 iterations,
+ * then pattern B (9 of about 900 KiB) for 3, under a 6 MiB budget that
+ * holds neither pattern's 7.5 to 8 MiB. */
 typedef struct pattern {
   int nchunks, nsteps;
   size_t size;
@@ -1044,7 +1198,7 @@ static void pattern_run(lms_ctx_t *ctx, lms_stream_t s, pattern_t *pt) {
 }
 
 Test(learned, a_changed_program_is_learned_again) {
-  lms_options_t *o = options("gpu-limit", "4MiB", "policy", "schedule", NULL);
+  lms_options_t *o = options("gpu-limit", "6MiB", "policy", "schedule", NULL);
   lms_ctx_t *ctx = context(o);
   lms_options_destroy(o);
   lms_stream_t s;

@@ -35,6 +35,8 @@ typedef struct lms__block lms__block_t;
 typedef struct lms__devcache {
   lms_dev_t *dev;
   uint64_t limit;            /* segments never hold more than this */
+  uint64_t segment_unit;     /* small segments' size and large ones'
+                                rounding; LMS__SMALL_SEGMENT unless set */
   lms_stats_t *stats;        /* device_reserved, device_allocated,
                                 segments, device_ooms, device_errors */
   lms__avl_t free_blocks;    /* by (size, address): best fit */
@@ -70,6 +72,11 @@ lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
 /* The same, but never blocks the calling thread: no waiting for pending
  * blocks.  For prefetches, which would rather not happen than wait. */
 lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
+                                        void *stream, void **out);
+/* The same, and never a block of the other kind (Note [Keeping large and
+ * small apart]): what to try while evicting could still make room of the
+ * right kind. */
+lms_status_t lms__devcache_alloc_strict(lms__devcache_t *dc, size_t size,
                                         void *stream, void **out);
 /* Returns a block.  `stream` is the last stream whose work uses it (NULL:
  * no work uses it); the block is reusable on that stream at once and on

@@ -77,6 +77,7 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
                         lms_stats_t *stats, char *err) {
   memset(dc, 0, sizeof *dc);
+  dc->segment_unit = LMS__SMALL_SEGMENT;
   dc->dev = dev;
   dc->limit = limit;
   dc->stats = stats;
@@ -242,9 +243,10 @@ static uint64_t reserved(const lms__devcache_t *dc) {
 
 /* Adds a segment big enough for `size` if the limit and the device allow. */
 static lms_status_t grow(lms__devcache_t *dc, size_t size) {
+  size_t gran = (size_t)dc->segment_unit;
   size_t seg = size <= LMS__SMALL_REQUEST
-                   ? LMS__SMALL_SEGMENT
-                   : round_up(size, LMS__SMALL_SEGMENT);
+                   ? (gran > size ? gran : round_up(size, LMS__BLOCK_ROUND))
+                   : round_up(size, gran);
   uint64_t room = dc->limit - reserved(dc); /* reserved <= limit always */
   if (seg > room) seg = size;
   if (seg > room) return LMS_ERR_DEVICE_OOM;
@@ -389,20 +391,25 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
 }
 
 static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
-                               int may_block, void **out);
+                               int may_block, int relaxed, void **out);
 
 lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
                                  void *stream, void **out) {
-  return alloc_impl(dc, size, stream, 1, out);
+  return alloc_impl(dc, size, stream, 1, 1, out);
 }
 
 lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
                                         void *stream, void **out) {
-  return alloc_impl(dc, size, stream, 0, out);
+  return alloc_impl(dc, size, stream, 0, 1, out);
+}
+
+lms_status_t lms__devcache_alloc_strict(lms__devcache_t *dc, size_t size,
+                                        void *stream, void **out) {
+  return alloc_impl(dc, size, stream, 0, 0, out);
 }
 
 static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
-                               int may_block, void **out) {
+                               int may_block, int relaxed, void **out) {
   dc->last_wait_ns = 0;
   if (size == 0 || size > SIZE_MAX - LMS__SMALL_SEGMENT) {
     lms__errf(dc->err, "device allocation of %zu bytes: accepted sizes are "
@@ -433,7 +440,7 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
      * fits; failing that, any block that fits will do. */
     lms__devcache_release_unused(dc);
     st = grow(dc, want);
-    b = find_fit(dc, want, stream, st != LMS_OK ? 0 : 1);
+    b = find_fit(dc, want, stream, st != LMS_OK && relaxed ? 0 : 1);
   }
   if (b == NULL) {
     if (st == LMS_OK || st == LMS_ERR_DEVICE_OOM) {

@@ -86,6 +86,13 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   s->stats.host_limit = cfg->host_limit;
   lms__registry_init(&s->registry);
   lms__devcache_init(&s->cache, dev, cfg->placement.capacity, &s->stats, err);
+  /* Note [Segments of a small budget]: 2 MiB segments suit a GPU's
+   * gigabytes, but under a budget of a few MiB (tests, small limits) one
+   * of them is a large share of it, lost to rounding.  The unit shrinks
+   * with the budget, down to 64 KiB. */
+  uint64_t unit = cfg->placement.capacity / 32 / LMS__BLOCK_ROUND * LMS__BLOCK_ROUND;
+  if (unit < (64u << 10)) unit = 64u << 10;
+  if (unit < s->cache.segment_unit) s->cache.segment_unit = unit;
   lms_status_t st = lms__hostpool_create(dev, cfg->host_limit, &s->pool, err);
   if (st != LMS_OK) return st;
   if (dev->ops->stream_create(dev, &s->h2d) != LMS_OK ||
@@ -186,9 +193,9 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
  * hold it if the chunks in them were evicted: every block in the run is
  * free (and mergeable) or holds an evictable chunk (unpinned, and for a
  * prefetch needed later than the prefetched one).  Of those runs it takes
- * the cheapest, where a chunk costs its bytes, twice if dirty, times
- * 1 + 64 / (1 + steps until its next use): what is needed soon costs
- * most.  The blocks freed become one block through the stream-ordered
+ * the cheapest, where a chunk costs its bytes, twice if dirty, and under
+ * the schedule policy times 1 + 64 / (1 + steps until its next use): what
+ * is needed soon costs most.  The blocks freed become one block through the stream-ordered
  * merging of the device cache. */
 #define RANGE_MIN_REQUEST (LMS__SMALL_REQUEST + 1)
 
@@ -210,7 +217,7 @@ typedef struct range_scan {
 
 static double chunk_cost(lms__swap_t *s, lms_chunk_t *c) {
   double w = c->dirty ? 2.0 : 1.0;
-  if (s->next_use != NULL) {
+  if (s->next_use != NULL && s->policy == LMS_POLICY_SCHEDULE) {
     uint64_t u = s->next_use(s->next_use_arg, c);
     if (u != LMS__NEVER) {
       double dist = u > s->step ? (double)(u - s->step) : 0.0;
@@ -307,7 +314,10 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
                                  void **out) {
   int ranged = size < RANGE_MIN_REQUEST;
   for (;;) {
-    lms_status_t st = lms__devcache_alloc_nowait(&s->cache, size, stream, out);
+    /* Blocks of the other kind are taken only when nothing is left to
+     * evict: a small chunk pinned inside a large free stretch would keep
+     * every large chunk out. */
+    lms_status_t st = lms__devcache_alloc_strict(&s->cache, size, stream, out);
     if (st != LMS_ERR_DEVICE_OOM) return st;
     if (!ranged) {
       ranged = 1;
@@ -325,14 +335,32 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
   uint64_t dev_homed = 0;
   uint64_t pinned = bytes_acquired(s, &dev_homed);
   lms__stat_add(&s->stats.device_ooms, 1);
-  lms__errf(s->err,
-            "device out of memory: asked for %zu bytes with a budget of %llu "
-            "(--gpu-limit); %llu bytes are held by acquired chunks and %llu "
-            "by device-homed chunks, nothing more can be evicted; try a lower "
-            "-lms threshold so more chunks live in host memory, acquire fewer "
-            "chunks at once, or raise --gpu-limit",
-            size, (unsigned long long)s->placement.capacity,
-            (unsigned long long)pinned, (unsigned long long)dev_homed);
+  uint64_t used = (uint64_t)s->stats.device_allocated.current;
+  uint64_t free_b = s->placement.capacity > used ? s->placement.capacity - used : 0;
+  if (free_b >= size) {
+    /* The bytes are there, but not in one piece: acquired chunks cannot
+     * be moved. */
+    lms__errf(s->err,
+              "device out of memory: asked for %zu bytes with a budget of "
+              "%llu (--gpu-limit); %llu bytes are free but in pieces (the "
+              "largest free block is %.0f%% of the free bytes in segments), "
+              "between %llu bytes of acquired chunks and %llu of "
+              "device-homed ones, which cannot move; acquire fewer chunks at "
+              "once, or raise --gpu-limit",
+              size, (unsigned long long)s->placement.capacity,
+              (unsigned long long)free_b,
+              100.0 * (1.0 - lms__devcache_fragmentation(&s->cache)),
+              (unsigned long long)pinned, (unsigned long long)dev_homed);
+  } else {
+    lms__errf(s->err,
+              "device out of memory: asked for %zu bytes with a budget of "
+              "%llu (--gpu-limit); %llu bytes are held by acquired chunks and "
+              "%llu by device-homed chunks, nothing more can be evicted; try "
+              "a lower -lms threshold so more chunks live in host memory, "
+              "acquire fewer chunks at once, or raise --gpu-limit",
+              size, (unsigned long long)s->placement.capacity,
+              (unsigned long long)pinned, (unsigned long long)dev_homed);
+  }
   LMS_LOG(WARN, SWAP, "%s", s->err);
   return LMS_ERR_DEVICE_OOM;
 }
@@ -512,7 +540,7 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
   void *block = NULL;
   int ranged = c->size < RANGE_MIN_REQUEST;
   for (;;) {
-    lms_status_t st = lms__devcache_alloc_nowait(&s->cache, c->size, s->h2d,
+    lms_status_t st = lms__devcache_alloc_strict(&s->cache, c->size, s->h2d,
                                                  &block);
     if (st == LMS_OK) break;
     if (st != LMS_ERR_DEVICE_OOM) return st;
