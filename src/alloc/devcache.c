@@ -422,7 +422,9 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
   lms_status_t st = LMS_OK;
   if (b == NULL) {
     st = grow(dc, want);
+    /* A new segment was made for this request: it fits whatever its kind. */
     if (st == LMS_OK) b = find_fit(dc, want, stream, 1);
+    if (st == LMS_OK && b == NULL) b = find_fit(dc, want, stream, 0);
   }
   int whole = 0;
   if (b == NULL && st != LMS_ERR_DEVICE && stream != NULL)
@@ -441,6 +443,7 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
     lms__devcache_release_unused(dc);
     st = grow(dc, want);
     b = find_fit(dc, want, stream, st != LMS_OK && relaxed ? 0 : 1);
+    if (st == LMS_OK && b == NULL) b = find_fit(dc, want, stream, 0);
   }
   if (b == NULL) {
     if (st == LMS_OK || st == LMS_ERR_DEVICE_OOM) {
