@@ -873,3 +873,15 @@ Test(devcache_random, invariants_hold_under_churn, .init = cache_up,
   cr_assert(eq(u64, reserved(), 0));
   cr_assert(eq(u64, report().dev_in_use, 0));
 }
+
+/* A segment grown for a request serves it even when the segment is more
+ * than twice the request (a large segment unit): the kind rule must not
+ * refuse the very block made for it. */
+Test(devcache_grow, new_segment_serves_its_request, .init = cache_up,
+     .fini = cache_down) {
+  dc.segment_unit = 8 * MIB;
+  char *p = get(MIB + MIB / 2, NULL);
+  cr_assert(not(eq(ptr, p, NULL)), "%s", err);
+  cr_assert(eq(u64, reserved(), 8 * MIB));
+  cr_assert(eq(i64, segments(), 1));
+}
