@@ -2,7 +2,10 @@
  * 100,000 random allocate / free / acquire / write / read / release
  * operations on the simulated device, under a GPU limit several times
  * smaller than the live data, and every chunk's bytes are checked against
- * the checksum of what was last written to it. */
+ * the checksum of what was last written to it.  It runs twice: with the
+ * default options, and with prefetch driven by the stack schedule (the
+ * newest live chunks are brought back in at every step), so that prefetch
+ * copies, their evictions and the threads' own acquires interleave. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <pthread.h>
@@ -138,9 +141,25 @@ static void *work(void *arg) {
   return NULL;
 }
 
-Test(stress, four_threads_two_streams_no_byte_changes, .timeout = 600) {
-  lms_ctx_t *ctx = lms_test_ctx(GPU_LIMIT, "0", NULL);
-  cr_assert(ctx != NULL);
+static lms_ctx_t *stress_ctx(const char *schedule) {
+  lms_options_t *o = NULL;
+  lms_ctx_t *ctx = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "device", "sim"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "gpu-limit", GPU_LIMIT), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "lms", "0"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "log", "none"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "schedule", schedule), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "prefetch-window", "8,30%"), LMS_OK));
+  cr_assert(eq(int, lms_ctx_create(o, &ctx), LMS_OK));
+  lms_options_destroy(o);
+  return ctx;
+}
+
+static void stress(const char *schedule, int64_t min_prefetches) {
+  atomic_store(&live_bytes, 0);
+  atomic_store(&peak_live_bytes, 0);
+  lms_ctx_t *ctx = stress_ctx(schedule);
   lms_stream_t streams[2];
   cr_assert(eq(int, lms_stream_create(ctx, &streams[0]), LMS_OK));
   cr_assert(eq(int, lms_stream_create(ctx, &streams[1]), LMS_OK));
@@ -165,12 +184,15 @@ Test(stress, four_threads_two_streams_no_byte_changes, .timeout = 600) {
   }
   lms_stats_t st;
   lms_stats_get(ctx, &st);
-  cr_log_info("ops %llu, reads %llu, peak live %llu bytes under a %s limit, "
-              "swaps in %lld, written back %lld, dropped %lld",
+  cr_log_info("schedule %s: ops %llu, reads %llu, peak live %llu bytes "
+              "under a %s limit, swaps in %lld, written back %lld, dropped "
+              "%lld, prefetches %lld (hits %lld)", schedule,
               (unsigned long long)ops, (unsigned long long)reads,
               (unsigned long long)atomic_load(&peak_live_bytes), GPU_LIMIT,
               (long long)st.swaps_in.total, (long long)st.swaps_out.total,
-              (long long)st.drops.total);
+              (long long)st.drops.total, (long long)st.prefetches.total,
+              (long long)st.prefetch_hits.total);
+  cr_assert(ge(i64, st.prefetches.total, min_prefetches));
   cr_assert(ge(u64, ops, 100000));
   cr_assert(eq(u64, mismatches, 0));
   cr_assert(eq(u64, failures, 0));
@@ -183,4 +205,12 @@ Test(stress, four_threads_two_streams_no_byte_changes, .timeout = 600) {
   lms_stream_destroy(ctx, streams[0]);
   lms_stream_destroy(ctx, streams[1]);
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
+
+Test(stress, four_threads_two_streams_no_byte_changes, .timeout = 600) {
+  stress("learn", 0);
+}
+
+Test(stress, with_prefetch_no_byte_changes, .timeout = 600) {
+  stress("stack", 1000);
 }
