@@ -9,14 +9,20 @@ uint64_t lms_test_checksum(const void *p, size_t n) {
   return lms_checksum_host(p, n);
 }
 
+uint64_t lms_test_next(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *state = x;
+}
+
 void lms_test_fill(void *p, size_t n, uint64_t seed) {
   unsigned char *b = p;
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
   size_t i = 0;
   while (i < n) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    lms_test_next(&x);
     size_t k = n - i < 8 ? n - i : 8;
     memcpy(b + i, &x, k);
     i += k;

@@ -8,6 +8,8 @@
 /* The checksum the suites compare chunks with: the host reference of the
  * GPU checksum kernel (kernels/lms_kernels.h). */
 uint64_t lms_test_checksum(const void *p, size_t n);
+/* The next number of a xorshift64 sequence; *state must not be 0. */
+uint64_t lms_test_next(uint64_t *state);
 /* Fills n bytes with a pattern derived from seed (xorshift). */
 void lms_test_fill(void *p, size_t n, uint64_t seed);
 

@@ -742,12 +742,7 @@ typedef struct live {
 
 static uint64_t rng_state;
 
-static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
+static uint64_t rnd(void) { return lms_test_next(&rng_state); }
 
 /* Sizes spread over every size class, 512 B up to 8 MiB, plus odd tails. */
 static size_t random_size(void) {

@@ -16,6 +16,7 @@
 
 #include "alloc/alloc.h"
 #include "core/avl.h"
+#include "support.h"
 
 #define AT(x) ((const void *)(uintptr_t)(x))
 
@@ -159,12 +160,7 @@ Test(registry_remove, then_find_is_null, .init = reg_up) {
 
 static uint64_t rng;
 
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t rnd(void) { return lms_test_next(&rng); }
 
 #define NE 3000
 #define SPACE ((uintptr_t)1 << 22)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "graph/graph.h"
+#include "support.h"
 
 #define HDR "lms-trace 1\n"
 #define CHUNK0 "chunk 0 64 a persistent\n"
@@ -65,12 +66,7 @@ static void assert_ref(const lms__workload_t *w, uint32_t step, uint32_t i,
 
 static uint64_t rng;
 
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
+static uint64_t rnd(void) { return lms_test_next(&rng); }
 
 static void rnd_name(char *out, size_t max) {
   static const char alphabet[] =
