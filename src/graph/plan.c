@@ -403,12 +403,15 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
   if (c == NULL || !c->host_homed) return 1;
   /* An overwrite needs no old bytes: its block comes at the acquire. */
   if (access & LMS_ACCESS_OVERWRITE) return 1;
+  /* The step that begins and the next are always brought in, whatever
+   * the bytes: the window bounds looking further ahead. */
+  int near = need <= p->t + 1;
   if (c->dptr != NULL) {
     if (c->prefetched) *ahead += c->size;
-    return *ahead <= limit;
+    return near || *ahead <= limit;
   }
   if (!c->has_data) return 1;
-  if (*ahead + c->size > limit) return 0;
+  if (!near && *ahead + c->size > limit) return 0;
   *st = lms__swap_prefetch(p->swap, c, need);
   if (*st == LMS_NOT_READY) {
     *st = LMS_OK;
