@@ -1324,3 +1324,65 @@ Test(trace_runtime, written_at_destroy_reads_back_and_replays) {
   lms__wl_free(&w);
   unlink(path);
 }
+
+/* ---- Declared schedules through the API ---------------------------------- */
+
+/* A declared schedule is used from the next step on (prefetch brings the
+ * chunk of the step after next before it is acquired) and replaces
+ * learning; clearing it goes back to learning.  Bad references are
+ * refused with the reason. */
+Test(declared, declare_use_and_clear) {
+  lms_options_t *o = options("gpu-limit", "1MiB", "policy", "schedule",
+                             "prefetch-window", "4,100%", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_options_destroy(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  enum { N = 6 };
+  lms_chunk_t *c[N];
+  uint64_t sum[N];
+  lms_status_t st;
+  for (int i = 0; i < N; i++) {
+    cr_assert(eq(int, lms_alloc(ctx, 256 * KiB, &c[i]), LMS_OK));
+    sum[i] = lms_test_write(ctx, c[i], s, 100 + (uint64_t)i, &st);
+    cr_assert(eq(int, st, LMS_OK));
+  }
+  for (int i = 0; i < N; i++) {
+    lms_step_ref_t ref = {c[i], LMS_ACCESS_READ};
+    cr_assert(eq(int, lms_schedule_step(ctx, &ref, 1, 1000), LMS_OK));
+  }
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(str, (char *)info.source, "declared"));
+  cr_assert(eq(u32, info.period, N));
+  lms_stats_t before = stats_of(ctx);
+  for (int it = 0; it < 3; it++) {
+    for (int i = 0; i < N; i++) {
+      cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+      /* The next chunk is on its way before its step begins. */
+      cr_assert(eq(int, lms_chunk_resident(ctx, c[(i + 1) % N]), 1),
+                "iteration %d step %d", it, i);
+      cr_assert(eq(u64, lms_test_read(ctx, c[i], s, &st), sum[i]));
+      cr_assert(eq(int, st, LMS_OK));
+      cr_assert(eq(int, lms_compute(ctx, s, 1000), LMS_OK));
+    }
+  }
+  lms_stats_t after = stats_of(ctx);
+  cr_assert(gt(i64, after.prefetches.total - before.prefetches.total, 0));
+  cr_assert(eq(i64, after.demand_misses.total - before.demand_misses.total, 0));
+
+  lms_step_ref_t bad = {c[0], 0};
+  cr_assert(eq(int, lms_schedule_step(ctx, &bad, 1, 0), LMS_ERR_INVALID));
+  cr_assert(not(eq(ptr, strstr(lms_ctx_last_error(ctx), "access"), NULL)));
+  bad.access = LMS_ACCESS_OVERWRITE;
+  cr_assert(eq(int, lms_schedule_step(ctx, &bad, 1, 0), LMS_ERR_INVALID));
+  cr_assert(eq(int, lms_schedule_step(ctx, NULL, 1, 0), LMS_ERR_INVALID));
+
+  cr_assert(eq(int, lms_schedule_clear(ctx), LMS_OK));
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(str, (char *)info.source, "none"), "learning starts over");
+  cr_assert(eq(u32, info.period, 0));
+  for (int i = 0; i < N; i++) cr_assert(eq(int, lms_free(ctx, c[i]), LMS_OK));
+  cr_assert(eq(int, lms_stream_destroy(ctx, s), LMS_OK));
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}

@@ -69,13 +69,10 @@ void lms__devcache_fini(lms__devcache_t *dc);
  * (Note [Stream-ordered reuse] in devcache.c) before anything blocks. */
 lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
                                  void *stream, void **out);
-/* The same, but never blocks the calling thread: no waiting for pending
- * blocks.  For prefetches, which would rather not happen than wait. */
-lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
-                                        void *stream, void **out);
-/* The same, and never a block of the other kind (Note [Keeping large and
- * small apart]): what to try while evicting could still make room of the
- * right kind. */
+/* The same, but never blocks the calling thread (no waiting for pending
+ * blocks, only stream-ordered reuse) and never takes a block of the other
+ * kind (Note [Keeping large and small apart]): what the swap module tries
+ * while evicting could still make room of the right kind. */
 lms_status_t lms__devcache_alloc_strict(lms__devcache_t *dc, size_t size,
                                         void *stream, void **out);
 /* Returns a block.  `stream` is the last stream whose work uses it (NULL:

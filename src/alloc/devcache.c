@@ -398,11 +398,6 @@ lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
   return alloc_impl(dc, size, stream, 1, 1, out);
 }
 
-lms_status_t lms__devcache_alloc_nowait(lms__devcache_t *dc, size_t size,
-                                        void *stream, void **out) {
-  return alloc_impl(dc, size, stream, 0, 1, out);
-}
-
 lms_status_t lms__devcache_alloc_strict(lms__devcache_t *dc, size_t size,
                                         void *stream, void **out) {
   return alloc_impl(dc, size, stream, 0, 0, out);

@@ -44,11 +44,6 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err);
-void lms__sim_describe(FILE *f, const lms__workload_t *w);
-void lms__sim_print_header(FILE *f);
-void lms__sim_print_row(FILE *f, const char *link, lms__policy_t policy,
-                        uint64_t capacity, const lms__replay_result_t *r,
-                        uint64_t inmem_ns);
 /* `lms sim`: returns the process exit status. */
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv);
 

@@ -283,17 +283,11 @@ static void print_row(FILE *f, const char *link, const char *policy,
           100.0 * lms__replay_hit_rate(l));
 }
 
-void lms__sim_print_header(FILE *f) {
+static void print_header(FILE *f) {
   fprintf(f, "%-8s %-9s %6s %9s %7s %8s %7s %5s %7s %7s %8s %5s %5s %5s %6s\n",
           "link", "policy", "GiB", "iter ms", "x mem", "bound", "x bound",
           "busy%", "H2D GB", "D2H GB", "stall ms", "hits", "late", "miss",
           "hit%");
-}
-
-void lms__sim_print_row(FILE *f, const char *link, lms__policy_t policy,
-                        uint64_t capacity, const lms__replay_result_t *r,
-                        uint64_t inmem_ns) {
-  print_row(f, link, kPolicyNames[policy], capacity, r, inmem_ns);
 }
 
 static void json_row(FILE *f, const char *link, const char *policy,
@@ -325,7 +319,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->device_peak, r->schedule, r->period);
 }
 
-void lms__sim_describe(FILE *f, const lms__workload_t *w) {
+static void describe(FILE *f, const lms__workload_t *w) {
   fprintf(f, "%s: %u steps, %u chunks, %.2f GB of chunks, compute %.1f ms "
              "per iteration",
           w->name, w->nsteps, w->nchunks, gb(lms__wl_chunk_bytes(w)),
@@ -386,7 +380,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
     }
   }
   FILE *out = json_stdout ? stderr : stdout;
-  lms__sim_describe(out, &w);
+  describe(out, &w);
   uint64_t biggest = lms__wl_max_step_bytes(&w);
   lms__replay_result_t mem;
   int rc = 0;
@@ -398,7 +392,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   uint64_t inmem_ns = mem.last.time_ns;
   fprintf(out, "in memory: %.1f ms per iteration; %d iterations per run, the "
                "last one measured\n\n", ms(inmem_ns), a.iterations);
-  lms__sim_print_header(out);
+  print_header(out);
   if (json != NULL)
     fprintf(json, "{\"workload\": \"%s\", \"steps\": %u, \"chunks\": %u, "
                   "\"chunk_bytes\": %llu, \"in_memory_ns\": %llu, \"runs\": [",
