@@ -37,6 +37,7 @@ typedef struct lms__devcache {
   uint64_t limit;            /* segments never hold more than this */
   uint64_t segment_unit;     /* small segments' size and large ones'
                                 rounding; LMS__SMALL_SEGMENT unless set */
+  int paged;                 /* Note [Paged large blocks] in devcache.c */
   lms_stats_t *stats;        /* device_reserved, device_allocated,
                                 segments, device_ooms, device_errors */
   lms__avl_t free_blocks;    /* by (size, address): best fit */

@@ -393,6 +393,121 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
 static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
                                int may_block, int relaxed, void **out);
 
+/* ---- Paged large blocks --------------------------------------------------- */
+
+/* Note [Paged large blocks]
+ * Split segments fragment: after enough evictions the free bytes are there
+ * but no stretch holds a large chunk, and a 4 GB chunk can need most of
+ * the device emptied before segments can be returned and one grown.  In
+ * paged mode every large request gets a segment of its own, rounded to the
+ * segment unit (a page), never split or merged.  A free one of that size,
+ * or up to half larger, is reused (stream-ordered like any block);
+ * otherwise free
+ * segments are returned to the device until the budget has room for a new
+ * one.  A segment still pending for other streams is returned only for a
+ * request with a stream, after that stream is made to wait for it: the
+ * new memory is then used only after every use of the old, as with
+ * cudaFreeAsync and cudaMallocAsync.  So a large chunk needs free bytes,
+ * not a free stretch, as on a GPU whose driver maps pages (CUDA VMM).
+ * Small requests share small segments as before. */
+
+/* Returns the segment of the whole-segment free block b to the device;
+ * a pending b only for a `stream`, which first waits for it. */
+static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
+                                    void *stream) {
+  lms__segment_t *sg = b->seg;
+  if (b->pending) {
+    if (b->event == NULL || stream == NULL) return LMS_NOT_READY;
+    if (b->stream != stream) {
+      note_wait(dc, stream, b->event);
+      if (dc->dev->ops->stream_wait(dc->dev, stream, b->event) != LMS_OK) {
+        device_error(dc, "stream_wait for a returned segment");
+        return LMS_ERR_DEVICE;
+      }
+    }
+  }
+  lms__avl_remove(&dc->free_blocks, &b->node);
+  if (dc->dev->ops->dev_free(dc->dev, sg->base) != LMS_OK) {
+    device_error(dc, "dev_free");
+    lms__avl_insert(&dc->free_blocks, &b->node);
+    return LMS_ERR_DEVICE;
+  }
+  if (b->pending) {
+    pending_unlink(dc, b);
+    event_put(dc, b->event);
+  }
+  if (sg->prev) sg->prev->next = sg->next;
+  else dc->segments = sg->next;
+  if (sg->next) sg->next->prev = sg->prev;
+  lms__stat_add(&dc->stats->device_reserved, -(int64_t)sg->size);
+  lms__stat_add(&dc->stats->segments, -1);
+  free(b);
+  free(sg);
+  return LMS_OK;
+}
+
+/* A free whole-segment block to return: a ready one first, the largest;
+ * else, for a stream, a pending one. */
+static lms__block_t *segment_to_return(lms__devcache_t *dc, void *stream) {
+  lms__block_t *best = NULL;
+  for (lms__segment_t *sg = dc->segments; sg != NULL; sg = sg->next) {
+    lms__block_t *b = sg->first;
+    if (b->allocated || b->next != NULL || sg->used != 0) continue;
+    if (b->pending && (stream == NULL || b->event == NULL)) continue;
+    if (best == NULL || (best->pending && !b->pending) ||
+        (best->pending == b->pending && b->size > best->size))
+      best = b;
+  }
+  return best;
+}
+
+static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
+                                int may_block, void **out) {
+  size_t want = round_up(size, (size_t)dc->segment_unit);
+  process_pending(dc);
+  /* A free segment of about this size, ready or pending. */
+  lms__block_t probe = {.size = want, .ptr = NULL};
+  lms__block_t *b = NULL;
+  for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
+       n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
+    lms__block_t *c = LMS__CONTAINER_OF(n, lms__block_t, node);
+    /* Up to half larger: some waste beats returning a segment. */
+    if (c->size - want > want / 2) break;
+    if (c->seg->small || c->next != NULL || c != c->seg->first) continue;
+    if (!c->pending || c->stream == stream) {
+      b = c;
+      break;
+    }
+    if (stream != NULL && c->event != NULL && b == NULL) b = c;
+  }
+  if (b != NULL && b->pending && b->stream != stream) {
+    note_wait(dc, stream, b->event);
+    if (dc->dev->ops->stream_wait(dc->dev, stream, b->event) != LMS_OK) {
+      device_error(dc, "stream_wait for a pending block");
+      b = NULL;
+    }
+  }
+  while (b == NULL) {
+    if (dc->limit - reserved(dc) >= want) {
+      lms_status_t st = grow(dc, want);
+      if (st != LMS_OK) return st;
+      b = dc->segments->first; /* grow puts the new segment first */
+      break;
+    }
+    lms__block_t *r = segment_to_return(dc, stream);
+    if (r == NULL) {
+      if (!may_block || dc->pending == NULL) return LMS_ERR_DEVICE_OOM;
+      lms__devcache_sync(dc);
+      may_block = 0;
+      continue;
+    }
+    LMS_CHECK(release_segment(dc, r, stream));
+  }
+  take(dc, b, want, stream, 1);
+  *out = b->ptr;
+  return LMS_OK;
+}
+
 lms_status_t lms__devcache_alloc(lms__devcache_t *dc, size_t size,
                                  void *stream, void **out) {
   return alloc_impl(dc, size, stream, 1, 1, out);
@@ -410,6 +525,15 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
     lms__errf(dc->err, "device allocation of %zu bytes: accepted sizes are "
                        "1 byte up to the device limit", size);
     return LMS_ERR_INVALID;
+  }
+  if (dc->paged && size > LMS__SMALL_REQUEST) {
+    lms_status_t st = paged_alloc(dc, size, stream, may_block, out);
+    if (st == LMS_ERR_DEVICE_OOM)
+      lms__errf(dc->err, "device out of memory: asked for %zu bytes; %llu of "
+                "the %llu byte limit are in use", size,
+                (unsigned long long)dc->stats->device_allocated.current,
+                (unsigned long long)dc->limit);
+    return st;
   }
   size_t want = round_up(size, LMS__BLOCK_ROUND);
   process_pending(dc);

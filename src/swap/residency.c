@@ -93,6 +93,7 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   uint64_t unit = cfg->placement.capacity / 32 / LMS__BLOCK_ROUND * LMS__BLOCK_ROUND;
   if (unit < (64u << 10)) unit = 64u << 10;
   if (unit < s->cache.segment_unit) s->cache.segment_unit = unit;
+  s->cache.paged = 1;
   lms_status_t st = lms__hostpool_create(dev, cfg->host_limit, &s->pool, err);
   if (st != LMS_OK) return st;
   if (dev->ops->stream_create(dev, &s->h2d) != LMS_OK ||
