@@ -435,6 +435,21 @@ static lms_status_t prefetch(lms__plan_t *p) {
      * stops at the step where the distinct bytes used so far exceed the
      * budget (less a margin for fragmentation). */
     uint64_t budget = p->swap->placement.capacity / 20 * 16, ws = 0;
+    /* Note [Room ahead]: the outputs the step that begins will overwrite
+     * need blocks but no copy; made at the acquire, that room would come
+     * from victims whose write-backs the compute stream then waits for.
+     * Made here, before the step's other work is enqueued, the write-backs
+     * start one step earlier in the device's order.  (Looking further
+     * ahead evicts chunks the steps in between still use.) */
+    uint64_t room = 0;
+    const pstep_t *now = &p->steps[p->pos];
+    for (uint32_t i = 0; i < now->n; i++) {
+      const pref_t *ref = &p->refs[now->first + i];
+      if (!(ref->access & LMS_ACCESS_OVERWRITE)) continue;
+      lms_chunk_t *c = resolve(p, ref->key);
+      if (c == NULL || c->dptr == NULL) room += ref->size;
+    }
+    if (room > 0) LMS_CHECK(lms__swap_make_room(p->swap, room, p->t));
     map_clear(&p->ws_keys);
     for (uint32_t d = 0; d < n; d++) {
       const pstep_t *s = &p->steps[(p->pos + d) % p->period];

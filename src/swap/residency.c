@@ -536,6 +536,16 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c, void *stream,
   return swap_in_to(s, c, block, copy);
 }
 
+lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after) {
+  while (s->placement.capacity - (uint64_t)s->stats.device_allocated.current <
+         bytes) {
+    lms_chunk_t *victim = pick_victim(s, after);
+    if (victim == NULL) break;
+    LMS_CHECK(evict(s, victim));
+  }
+  return LMS_OK;
+}
+
 lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
   if (!c->host_homed || c->dptr != NULL || !c->has_data) return LMS_OK;
   void *block = NULL;
