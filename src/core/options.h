@@ -80,7 +80,7 @@ typedef struct lms__logspec {
     "step sequence when none is declared: learn (from the acquires), "        \
     "stack (allocation order), off")                                          \
   X(prefetch_window, WINDOW, "prefetch-window", NULL, "LMS_PREFETCH_WINDOW",  \
-    "1000,100%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
+    "1000,60%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
     "budget]; 0 is off")                                                      \
   X(trace, PATH, "trace", NULL, "LMS_TRACE", "",                              \
     "write the run's steps as a trace to this file when the context ends")   \
