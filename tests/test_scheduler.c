@@ -1227,7 +1227,9 @@ Test(learned, a_changed_program_is_learned_again) {
   lms__plan_info(ctx->plan, &info);
   double b1 = hit_rate(&st[3], &st[4]), b2 = hit_rate(&st[4], &st[5]),
          b3 = hit_rate(&st[5], &st[6]);
-  cr_log_info("hit rates: A3 %.3f, B1 %.3f, B2 %.3f, B3 %.3f", a3, b1, b2, b3);
+  cr_log_info("hit rates: A3 %.3f, B1 %.3f, B2 %.3f, B3 %.3f; B3 late %lld, misses %lld", a3, b1, b2, b3,
+              (long long)(st[6].prefetch_late.total - st[5].prefetch_late.total),
+              (long long)(st[6].demand_misses.total - st[5].demand_misses.total));
   cr_assert(eq(str, (char *)info.source, "learned"));
   cr_assert(eq(u32, info.period, 9));
   cr_assert(ge(u64, info.relearns, 1));
@@ -1236,7 +1238,12 @@ Test(learned, a_changed_program_is_learned_again) {
    * From B's second on the new period predicts again. */
   cr_assert(lt(dbl, b1, 0.5));
   cr_assert(ge(dbl, b2, 0.8));
-  cr_assert(ge(dbl, b3, 0.95));
+  /* B's third iteration is fully predicted: every chunk brought in was
+   * prefetched, none had to be fetched on demand.  Under this budget of
+   * six or seven of B's chunks the free reserve (Note [Free reserve])
+   * may leave one prefetch in eight late. */
+  cr_assert(eq(i64, st[6].demand_misses.total - st[5].demand_misses.total, 0));
+  cr_assert(ge(dbl, b3, 0.85));
   lms_stream_destroy(ctx, s);
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }

@@ -105,7 +105,7 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr);
 lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream);
 /* Evicts chunks not needed before step `after` until `bytes` of the
- * budget are free (Note [Room ahead] in plan.c). */
+ * budget are free (Notes [Room ahead] and [Free reserve] in plan.c). */
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after);
 /* Starts bringing c in ahead of its use at step `need`, evicting only
  * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
