@@ -660,20 +660,7 @@ lms_status_t lms__devcache_release_unused(lms__devcache_t *dc) {
     next = s->next;
     lms__block_t *b = s->first;
     if (s->used != 0 || b->next != NULL || !ready_free(b)) continue;
-    lms__avl_remove(&dc->free_blocks, &b->node);
-    if (dc->dev->ops->dev_free(dc->dev, s->base) != LMS_OK) {
-      device_error(dc, "dev_free");
-      lms__avl_insert(&dc->free_blocks, &b->node);
-      result = LMS_ERR_DEVICE;
-      continue;
-    }
-    if (s->prev) s->prev->next = s->next;
-    else dc->segments = s->next;
-    if (s->next) s->next->prev = s->prev;
-    lms__stat_add(&dc->stats->device_reserved, -(int64_t)s->size);
-    lms__stat_add(&dc->stats->segments, -1);
-    free(b);
-    free(s);
+    if (release_segment(dc, b, NULL) != LMS_OK) result = LMS_ERR_DEVICE;
   }
   return result;
 }
