@@ -92,3 +92,17 @@ extern "C" int lms_kernel_compute(void *dptr, size_t n, unsigned passes,
       static_cast<unsigned int *>(dptr), n / 4, passes);
   return cudaGetLastError();
 }
+
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
+extern "C" int lms_kernel_spin(uint64_t ns, void *stream) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  spin_kernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(ns));
+  return cudaGetLastError();
+}

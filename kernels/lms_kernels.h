@@ -63,6 +63,9 @@ int lms_kernel_fill(void *dptr, size_t n, uint64_t seed, void *stream);
 /* Reads and rewrites n bytes `passes` times: work proportional to bytes,
  * for overlap benchmarks.  The bytes are left as they were. */
 int lms_kernel_compute(void *dptr, size_t n, unsigned passes, void *stream);
+/* Keeps one thread busy for `ns` nanoseconds of the GPU's global timer:
+ * the device-ops table's timed compute. */
+int lms_kernel_spin(uint64_t ns, void *stream);
 
 #ifdef __cplusplus
 }

@@ -173,6 +173,13 @@ void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out);
 /* 1 if d is a simulated device. */
 int lms__dev_is_sim(const lms_dev_t *d);
 
+/* ---- The CUDA device (cuda.c; in builds with LMS_HAVE_CUDA) ----------- */
+
+/* How many CUDA devices the runtime sees; 0 with the reason in why. */
+int lms__cuda_device_count(char *why, size_t why_size);
+/* Opens CUDA device `ordinal`.  LMS_ERR_UNSUPPORTED when there is none. */
+lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err);
+
 /* Opens the device the options ask for: sim, cuda, or auto (cuda when this
  * build has CUDA and a GPU is present).  On failure err names why. */
 struct lms__opts;

@@ -1,7 +1,8 @@
-/* open.c - picks the device the options name.  This build has the
- * simulated device; the CUDA device is a module of its own, and until it is
- * built in, "auto" falls back to the simulated device and says so, while
- * "cuda" is refused with a message. */
+/* open.c - picks the device the options name: the simulated device, or
+ * the CUDA device (cuda.c) in builds that have the CUDA toolkit.  "auto"
+ * takes CUDA device 0 when the runtime sees one and the simulated device
+ * otherwise, and logs which and why; "cuda" without a build or a device
+ * is refused with a message. */
 #include "core/log.h"
 #include "core/options.h"
 #include "device/device.h"
@@ -12,6 +13,18 @@
 
 lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
                            char *err) {
+#ifdef LMS_HAVE_CUDA
+  if (opts->device == LMS_DEVICE_CUDA) return lms__cuda_create(0, out, err);
+  if (opts->device == LMS_DEVICE_AUTO) {
+    char why[256] = "";
+    if (lms__cuda_device_count(why, sizeof why) > 0) {
+      LMS_LOG(INFO, DEVICE, "--device auto: using CUDA device 0");
+      return lms__cuda_create(0, out, err);
+    }
+    LMS_LOG(INFO, DEVICE, "--device auto: %s; using the simulated device",
+            why);
+  }
+#else
   if (opts->device == LMS_DEVICE_CUDA) {
     lms__errf(err, "--device cuda: this build of lms has no CUDA device; "
                    "accepted here: sim or auto");
@@ -20,6 +33,7 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
   if (opts->device == LMS_DEVICE_AUTO)
     LMS_LOG(INFO, DEVICE, "--device auto: no CUDA device in this build; "
                           "using the simulated device");
+#endif
   lms__sim_config_t cfg = {
       .capacity = opts->gpu_limit ? opts->gpu_limit : LMS__SIM_DEFAULT_CAPACITY,
       .link = opts->link,
