@@ -64,7 +64,8 @@ typedef struct lms__logspec {
   X(device, DEVICE, "device", NULL, "LMS_DEVICE", "auto",                     \
     "sim, cuda or auto (cuda when a GPU is present, else sim)")               \
   X(link, LINK, "link", NULL, "LMS_LINK", "pcie3",                            \
-    "simulated link: pcie3 pcie4 pcie5 nvlink1 nvlink2 c2c, or GB/s")         \
+    "link: pcie3 pcie4 pcie5 nvlink1 nvlink2 c2c, or GB/s; on a GPU, set "   \
+    "explicitly, copies are slowed to it")                                    \
   X(log, LOG, "log", NULL, "LMS_LOG", "warn",                                 \
     "LEVEL[,SUBSYS...]: none error warn info debug; core alloc swap ...")     \
   X(log_file, PATH, "log-file", NULL, "LMS_LOG_FILE", "",                     \

@@ -34,7 +34,33 @@
 typedef struct cuda_dev {
   lms_dev_t head; /* first, so that a lms_dev_t * is a cuda_dev_t * */
   int ordinal;
+  /* Link emulation (Note [Emulating a slower link]); 0: off. */
+  double throttle_h2d_gbps, throttle_d2h_gbps;
+  double native_h2d_gbps, native_d2h_gbps;
 } cuda_dev_t;
+
+/* Note [Emulating a slower link]
+ * To check the simulator's predictions at a second link speed on one
+ * machine, copies can be slowed to a given rate: after a copy of n bytes
+ * the same stream runs a spin kernel for n / rate - n / native, where the
+ * native rate is measured when the device opens (one 64 MiB copy each
+ * way, timed with events).  The copy stream is then busy for as long as
+ * the slower link would keep it, while the bytes arrive early, which is
+ * safe: nothing reads them before the stream's later work.  The spin
+ * kernel takes one thread of one SM for that time. */
+static lms_status_t throttle(cuda_dev_t *c, size_t n, double rate,
+                             double native, void *stream) {
+  if (rate <= 0.0 || native <= 0.0 || rate >= native) return LMS_OK;
+  double extra = (double)n / rate - (double)n / native; /* ns */
+  if (extra < 1000.0) return LMS_OK;
+  int e = lms_kernel_spin((uint64_t)extra, stream);
+  if (e != 0) {
+    lms__errf(c->head.last_error, "link emulation: spin kernel: %s",
+              cudaGetErrorString((cudaError_t)e));
+    return LMS_ERR_DEVICE;
+  }
+  return LMS_OK;
+}
 
 static lms_status_t fail(cuda_dev_t *c, cudaError_t e, const char *what) {
   lms__errf(c->head.last_error, "%s: %s (%s)", what, cudaGetErrorString(e),
@@ -135,7 +161,7 @@ static lms_status_t cu_copy_h2d(lms_dev_t *d, void *dst, const void *src,
   CUDA_CALL(c, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice,
                                (cudaStream_t)stream),
             "cudaMemcpyAsync (host to device)");
-  return LMS_OK;
+  return throttle(c, n, c->throttle_h2d_gbps, c->native_h2d_gbps, stream);
 }
 
 static lms_status_t cu_copy_d2h(lms_dev_t *d, void *dst, const void *src,
@@ -144,7 +170,7 @@ static lms_status_t cu_copy_d2h(lms_dev_t *d, void *dst, const void *src,
   CUDA_CALL(c, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost,
                                (cudaStream_t)stream),
             "cudaMemcpyAsync (device to host)");
-  return LMS_OK;
+  return throttle(c, n, c->throttle_d2h_gbps, c->native_d2h_gbps, stream);
 }
 
 static lms_status_t cu_event_create(lms_dev_t *d, void **out) {
@@ -254,6 +280,62 @@ int lms__cuda_device_count(char *why, size_t why_size) {
   }
   if (n == 0 && why != NULL) snprintf(why, why_size, "no CUDA device found");
   return n;
+}
+
+/* GB/s of one 64 MiB pinned copy in the given direction; 0 on failure. */
+static double measure_rate(int h2d) {
+  const size_t n = 64u << 20;
+  void *h = NULL, *d = NULL;
+  cudaStream_t s = NULL;
+  cudaEvent_t a = NULL, b = NULL;
+  double gbps = 0.0;
+  float ms = 0.0f;
+  if (cudaHostAlloc(&h, n, cudaHostAllocPortable) == cudaSuccess &&
+      cudaMalloc(&d, n) == cudaSuccess &&
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess &&
+      cudaEventCreate(&a) == cudaSuccess && cudaEventCreate(&b) == cudaSuccess) {
+    for (int k = 0; k < 2; k++) { /* the first pass warms up */
+      cudaEventRecord(a, s);
+      if (h2d) cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, s);
+      else cudaMemcpyAsync(h, d, n, cudaMemcpyDeviceToHost, s);
+      cudaEventRecord(b, s);
+      cudaEventSynchronize(b);
+    }
+    if (cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms > 0.0f)
+      gbps = (double)n / ((double)ms * 1e6);
+  }
+  (void)cudaGetLastError();
+  if (a) cudaEventDestroy(a);
+  if (b) cudaEventDestroy(b);
+  if (s) cudaStreamDestroy(s);
+  if (d) cudaFree(d);
+  if (h) cudaFreeHost(h);
+  return gbps;
+}
+
+lms_status_t lms__cuda_throttle(lms_dev_t *d, double h2d_gbps,
+                                double d2h_gbps, char *err) {
+  cuda_dev_t *c = as_cuda(d);
+  if (!(h2d_gbps > 0.0) || !(d2h_gbps > 0.0)) {
+    lms__errf(err, "link emulation: rates must be above 0 GB/s");
+    return LMS_ERR_INVALID;
+  }
+  c->native_h2d_gbps = measure_rate(1);
+  c->native_d2h_gbps = measure_rate(0);
+  if (c->native_h2d_gbps <= 0.0 || c->native_d2h_gbps <= 0.0) {
+    lms__errf(err, "link emulation: could not measure the native link");
+    return LMS_ERR_DEVICE;
+  }
+  c->throttle_h2d_gbps = h2d_gbps;
+  c->throttle_d2h_gbps = d2h_gbps;
+  LMS_LOG(INFO, DEVICE, "link emulation: %.1f/%.1f GB/s over a native "
+          "%.1f/%.1f GB/s", h2d_gbps, d2h_gbps, c->native_h2d_gbps,
+          c->native_d2h_gbps);
+  if (h2d_gbps >= c->native_h2d_gbps || d2h_gbps >= c->native_d2h_gbps)
+    LMS_LOG(WARN, DEVICE, "link emulation: %.1f/%.1f GB/s is not slower "
+            "than the native %.1f/%.1f GB/s; that direction runs native",
+            h2d_gbps, d2h_gbps, c->native_h2d_gbps, c->native_d2h_gbps);
+  return LMS_OK;
 }
 
 lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err) {

@@ -179,6 +179,10 @@ int lms__dev_is_sim(const lms_dev_t *d);
 int lms__cuda_device_count(char *why, size_t why_size);
 /* Opens CUDA device `ordinal`.  LMS_ERR_UNSUPPORTED when there is none. */
 lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err);
+/* Slows the CUDA device's copies to the given rates (Note [Emulating a
+ * slower link] in cuda.c). */
+lms_status_t lms__cuda_throttle(lms_dev_t *d, double h2d_gbps,
+                                double d2h_gbps, char *err);
 
 /* Opens the device the options ask for: sim, cuda, or auto (cuda when this
  * build has CUDA and a GPU is present).  On failure err names why. */

@@ -14,13 +14,26 @@
 lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
                            char *err) {
 #ifdef LMS_HAVE_CUDA
-  if (opts->device == LMS_DEVICE_CUDA) return lms__cuda_create(0, out, err);
-  if (opts->device == LMS_DEVICE_AUTO) {
-    char why[256] = "";
-    if (lms__cuda_device_count(why, sizeof why) > 0) {
+  char why[256] = "";
+  if (opts->device == LMS_DEVICE_CUDA ||
+      (opts->device == LMS_DEVICE_AUTO &&
+       lms__cuda_device_count(why, sizeof why) > 0)) {
+    if (opts->device == LMS_DEVICE_AUTO)
       LMS_LOG(INFO, DEVICE, "--device auto: using CUDA device 0");
-      return lms__cuda_create(0, out, err);
+    LMS_CHECK(lms__cuda_create(0, out, err));
+    /* On a GPU, an explicit --link emulates that link by slowing copies. */
+    if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
+      lms_status_t st = lms__cuda_throttle(*out, opts->link.h2d_gbps,
+                                           opts->link.d2h_gbps, err);
+      if (st != LMS_OK) {
+        (*out)->ops->destroy(*out);
+        *out = NULL;
+        return st;
+      }
     }
+    return LMS_OK;
+  }
+  if (opts->device == LMS_DEVICE_AUTO) {
     LMS_LOG(INFO, DEVICE, "--device auto: %s; using the simulated device",
             why);
   }
