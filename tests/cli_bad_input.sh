@@ -74,6 +74,8 @@ printf 'lms-trace 1\nchunk 0 4096 a persistent\nstep 10 s r:1\n' >"$bad_trace"
 expect 2 ":3:"              -- sim "$bad_trace"
 expect 0 "googlenet-1200-b1-fwd" -- sim googlenet --batch 1 --forward --links pcie3 --policies schedule
 expect 0 '"runs": ['        -- sim googlenet --batch 1 --forward --links nvlink2 --json -
+expect 2 "accepted: link"   -- bench
+expect 2 "accepted: link"   -- bench frobnicate
 # An unknown LMS_* variable is a warning, not an error.
 expect 0 "LMS_FROBNICATE"   LMS_FROBNICATE=1 -- options
 # Good input, through flags and the environment, with flags winning.

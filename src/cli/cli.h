@@ -44,6 +44,8 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err);
+/* `lms bench link` (bench.c): returns the process exit status. */
+int lms__cli_bench(const lms_options_t *base, int argc, char **argv);
 /* `lms sim`: returns the process exit status. */
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv);
 

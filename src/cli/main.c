@@ -29,6 +29,10 @@ static void usage(FILE *f) {
           "            replay a built-in workload (googlenet, unet3d) or a "
           "trace on the\n"
           "            simulated device and compare policies and links\n"
+          "  bench link\n"
+          "            on a GPU: host-to-device, device-to-host and both, 64 KiB "
+          "to 1 GiB,\n"
+          "            through the swap path and plain cudaMemcpyAsync\n"
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
@@ -72,7 +76,9 @@ int main(int argc, char **argv) {
   }
   int rc;
   const char *cmd = argc > 1 ? argv[1] : "";
-  if (strcmp(cmd, "sim") == 0) {
+  if (strcmp(cmd, "bench") == 0) {
+    rc = lms__cli_bench(opts, argc - 2, argv + 2);
+  } else if (strcmp(cmd, "sim") == 0) {
     /* The words after "sim" (the workload) come first, then its flags,
      * so that a flag missing its value is not given the workload's name. */
     char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
@@ -106,11 +112,11 @@ int main(int argc, char **argv) {
     rc = 0;
   } else {
     if (cmd[0] == '\0')
-      fprintf(stderr, "lms: no command given; accepted: demo, options, help, "
-                      "version\n");
+      fprintf(stderr, "lms: no command given; accepted: demo, sim, bench, "
+                      "options, help, version\n");
     else
-      fprintf(stderr, "lms: unknown command '%s'; accepted: demo, options, "
-                      "help, version\n", cmd);
+      fprintf(stderr, "lms: unknown command '%s'; accepted: demo, sim, "
+                      "bench, options, help, version\n", cmd);
     rc = 2;
   }
   lms_options_destroy(opts);
