@@ -111,11 +111,7 @@ static double lms_rate(lms_ctx_t *ctx, lms_stream_t s, lms_chunk_t *c[2],
   return median(v, REPS);
 }
 
-int lms__cli_bench(const lms_options_t *base, int argc, char **argv) {
-  if (argc < 1 || strcmp(argv[0], "link") != 0) {
-    fprintf(stderr, "lms bench: accepted: link\n");
-    return 2;
-  }
+static int bench_link(const lms_options_t *base) {
   char why[256] = "";
   if (lms__cuda_device_count(why, sizeof why) <= 0) {
     fprintf(stderr, "lms bench link: needs a CUDA device (%s)\n", why);
@@ -203,13 +199,25 @@ int lms__cli_bench(const lms_options_t *base, int argc, char **argv) {
 
 #else /* !LMS_HAVE_CUDA */
 
-int lms__cli_bench(const lms_options_t *base, int argc, char **argv) {
+static int bench_link(const lms_options_t *base) {
   (void)base;
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "lms bench: this build of lms has no CUDA device (nvcc was "
-                  "not found when it was built)\n");
+  fprintf(stderr, "lms bench link: this build of lms has no CUDA device "
+                  "(nvcc was not found when it was built)\n");
   return 2;
 }
 
 #endif
+
+int lms__cli_bench(const lms_options_t *base, int argc, char **argv) {
+  if (argc < 1 || strcmp(argv[0], "link") != 0) {
+    fprintf(stderr, "lms bench: %s'%s'; accepted: link\n",
+            argc < 1 ? "no benchmark named " : "unknown benchmark ",
+            argc < 1 ? "" : argv[0]);
+    return 2;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "lms bench link: unexpected argument '%s'\n", argv[1]);
+    return 2;
+  }
+  return bench_link(base);
+}
