@@ -74,6 +74,16 @@ printf 'lms-trace 1\nchunk 0 4096 a persistent\nstep 10 s r:1\n' >"$bad_trace"
 expect 2 ":3:"              -- sim "$bad_trace"
 expect 0 "googlenet-1200-b1-fwd" -- sim googlenet --batch 1 --forward --links pcie3 --policies schedule
 expect 0 '"runs": ['        -- sim googlenet --batch 1 --forward --links nvlink2 --json -
+expect 2 "range is empty"   -- tune --workload googlenet --lms-values ""
+expect 2 "--frac-values"    -- tune --workload googlenet --frac-values 0,2
+expect 2 "from 0 to 1"      -- tune --workload googlenet --frac-values 0,2
+expect 2 "--lms-values"     -- tune --workload googlenet --lms-values 0,abc
+expect 2 "--window-values"  -- tune --workload googlenet --window-values "8,200%"
+expect 2 "empty or over-long" -- tune --workload googlenet --lms-values 0,,8
+expect 2 "give --workload"  -- tune
+expect 2 "nothing to run"   -- tune --
+expect 2 "cannot open"      -- tune --workload /nonexistent/run.trace
+expect 2 "needs a value"    -- tune --workload
 expect 2 "accepted: link"   -- bench
 expect 2 "accepted: link"   -- bench frobnicate
 # An unknown LMS_* variable is a warning, not an error.

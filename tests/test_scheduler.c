@@ -1393,3 +1393,31 @@ Test(declared, declare_use_and_clear) {
   cr_assert(eq(int, lms_stream_destroy(ctx, s), LMS_OK));
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
+
+/* ---- Repeatability ---------------------------------------------------------- */
+
+/* A replay gives the same time whatever ran before it in the process:
+ * the simulated device hands out the same addresses for the same calls
+ * (Note [Device addresses] in sim.c), so allocators that order blocks by
+ * address decide the same way. */
+Test(repeat, same_replay_same_time_in_one_process) {
+  lms__workload_t w;
+  char err[LMS__ERRBUF];
+  lms__wl_params_t p = {.batch = 1, .train = 1, .size = 144};
+  cr_assert(eq(int, lms__wl_find_builtin("unet3d")->build(&p, &w, err), LMS_OK),
+            "%s", err);
+  uint64_t t[3];
+  const char *kb[3] = {"1024", "0", "1024"};
+  for (int i = 0; i < 3; i++) {
+    lms_options_t *o = options("gpu-limit", "6GiB", "link", "pcie3", "lms",
+                               kb[i], "sim-bytes", "off", NULL);
+    lms__replay_result_t r;
+    cr_assert(eq(int, lms__replay_run(&w, &o->v, 2, 0, &r, err), LMS_OK), "%s",
+              err);
+    lms_options_destroy(o);
+    t[i] = r.last.time_ns;
+  }
+  cr_assert(eq(u64, t[0], t[2]), "the same replay took %llu then %llu ns",
+            (unsigned long long)t[0], (unsigned long long)t[2]);
+  lms__wl_free(&w);
+}

@@ -29,9 +29,9 @@ typedef struct lms__sim_args {
 } lms__sim_args_t;
 
 void lms__sim_args_init(lms__sim_args_t *a);
-/* Moves the flags of `lms sim` (and their values) out of argv into out
- * (room for argc entries), so that the options parser sees only its own;
- * returns how many were moved. */
+/* Moves the flags of `lms sim` and `lms tune` (and their values) out of
+ * argv into out (room for argc entries), so that the options parser sees
+ * only its own; stops at "--"; returns how many were moved. */
 int lms__sim_extract_args(int *argc, char **argv, char **out);
 /* Parses the arguments after "sim"; prints why and returns -1 if bad. */
 int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a);
@@ -46,6 +46,8 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           lms__replay_result_t *out, char *err);
 /* `lms bench link` (bench.c): returns the process exit status. */
 int lms__cli_bench(const lms_options_t *base, int argc, char **argv);
+/* `lms tune` (tune.c): returns the process exit status. */
+int lms__cli_tune(const lms_options_t *base, int argc, char **argv);
 /* `lms sim`: returns the process exit status. */
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv);
 

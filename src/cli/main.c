@@ -33,6 +33,10 @@ static void usage(FILE *f) {
           "            on a GPU: host-to-device, device-to-host and both, 64 KiB "
           "to 1 GiB,\n"
           "            through the swap path and plain cudaMemcpyAsync\n"
+          "  tune --workload NAME|TRACE [sim flags] | tune -- CMD ARGS\n"
+          "            [--lms-values KB,..] [--frac-values F,..] "
+          "[--window-values W;..]\n"
+          "            find the fastest -lms, -lms_frac and prefetch window\n"
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
@@ -57,8 +61,8 @@ int main(int argc, char **argv) {
   }
   /* `lms sim` has flags of its own: set them aside for it. */
   int is_sim = 0;
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "sim") == 0) is_sim = 1;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "sim") == 0 || strcmp(argv[i], "tune") == 0) is_sim = 1;
   char **sim_argv = calloc((size_t)argc + 1, sizeof *sim_argv);
   int sim_argc = 0;
   if (sim_argv == NULL) {
@@ -76,7 +80,21 @@ int main(int argc, char **argv) {
   }
   int rc;
   const char *cmd = argc > 1 ? argv[1] : "";
-  if (strcmp(cmd, "bench") == 0) {
+  if (strcmp(cmd, "tune") == 0) {
+    /* Its words, then its flags, then "--" and the program, if any. */
+    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
+    int n = 0, i = 2;
+    if (all == NULL) {
+      fprintf(stderr, "lms: out of memory\n");
+      rc = 1;
+    } else {
+      for (; i < argc && strcmp(argv[i], "--") != 0; i++) all[n++] = argv[i];
+      for (int k = 0; k < sim_argc; k++) all[n++] = sim_argv[k];
+      for (; i < argc; i++) all[n++] = argv[i];
+      rc = lms__cli_tune(opts, n, all);
+      free(all);
+    }
+  } else if (strcmp(cmd, "bench") == 0) {
     rc = lms__cli_bench(opts, argc - 2, argv + 2);
   } else if (strcmp(cmd, "sim") == 0) {
     /* The words after "sim" (the workload) come first, then its flags,
@@ -112,11 +130,11 @@ int main(int argc, char **argv) {
     rc = 0;
   } else {
     if (cmd[0] == '\0')
-      fprintf(stderr, "lms: no command given; accepted: demo, sim, bench, "
-                      "options, help, version\n");
+      fprintf(stderr, "lms: no command given; accepted: demo, sim, tune, "
+                      "bench, options, help, version\n");
     else
       fprintf(stderr, "lms: unknown command '%s'; accepted: demo, sim, "
-                      "bench, options, help, version\n", cmd);
+                      "tune, bench, options, help, version\n", cmd);
     rc = 2;
   }
   lms_options_destroy(opts);

@@ -111,12 +111,20 @@ static const struct {
     {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
+    /* `lms tune`'s own */
+    {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
+    {"--window-values", 1},
 };
 
 int lms__sim_extract_args(int *argc, char **argv, char **out) {
   int n = 0, k = 1;
   for (int i = 1; i < *argc; i++) {
     const char *arg = argv[i];
+    if (strcmp(arg, "--") == 0) {
+      /* What follows belongs to another program. */
+      while (i < *argc) argv[k++] = argv[i++];
+      break;
+    }
     int taken = 0;
     for (size_t f = 0; f < sizeof kSimFlags / sizeof kSimFlags[0]; f++) {
       size_t len = strlen(kSimFlags[f].flag);

@@ -198,6 +198,15 @@ typedef struct sim {
 
   uint64_t dev_in_use;
   uint64_t host_in_use;
+  /* Device memory: one reserved range, handed out first fit, so that
+   * the addresses (and any order that depends on them) are the same in
+   * every run (Note [Device addresses]). */
+  char *arena;
+  size_t arena_size;
+  struct sim_gap {
+    size_t off, len;
+  } *gaps;              /* free stretches of the arena, by offset */
+  size_t ngaps, gaps_cap;
   sim_table_t dev;     /* size: the bytes asked for */
   sim_table_t host;    /* size: the bytes asked for */
   sim_table_t streams; /* size: 1 */
@@ -327,6 +336,74 @@ static lms_status_t block_alloc(sim_t *s, sim_table_t *t, const char *what,
   return LMS_OK;
 }
 
+/* Note [Device addresses]
+ * Allocators order blocks of equal size by address, so if device memory
+ * came from mmap anywhere in the address space, a second run in the same
+ * process (lms sim, lms tune) would place chunks differently from the
+ * first and time differently.  The simulated device therefore reserves
+ * one range at creation, twice its capacity so that the range never runs
+ * out before the capacity does, and hands out page-rounded stretches of
+ * it first fit; a freed stretch is given back to the host with
+ * MADV_DONTNEED.  The same calls give the same addresses. */
+static lms_status_t arena_alloc(sim_t *s, size_t size, void **out) {
+  size_t len = map_size(size);
+  if (table_reserve(&s->dev) != 0)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM, "dev_alloc: the host has no memory "
+                    "left for the simulator's bookkeeping");
+  for (size_t i = 0; i < s->ngaps; i++) {
+    struct sim_gap *g = &s->gaps[i];
+    if (g->len < len) continue;
+    char *p = s->arena + g->off;
+    g->off += len;
+    g->len -= len;
+    if (g->len == 0) {
+      memmove(g, g + 1, (s->ngaps - i - 1) * sizeof *g);
+      s->ngaps--;
+    }
+    table_insert(&s->dev, (uintptr_t)p, size);
+    *out = p;
+    return LMS_OK;
+  }
+  return SIM_FAIL(s, LMS_ERR_DEVICE_OOM, "dev_alloc: no stretch of %zu bytes "
+                  "left in the simulated address range", len);
+}
+
+/* Returns [p, p + map_size(size)) to the arena, merging with neighbours. */
+static void arena_free(sim_t *s, void *p, size_t size) {
+  size_t off = (size_t)((char *)p - s->arena), len = map_size(size);
+  if (!s->timing_only) madvise(p, len, MADV_DONTNEED);
+  size_t i = 0;
+  while (i < s->ngaps && s->gaps[i].off < off) i++;
+  int left = i > 0 && s->gaps[i - 1].off + s->gaps[i - 1].len == off;
+  int right = i < s->ngaps && off + len == s->gaps[i].off;
+  if (left && right) {
+    s->gaps[i - 1].len += len + s->gaps[i].len;
+    memmove(&s->gaps[i], &s->gaps[i + 1], (s->ngaps - i - 1) * sizeof *s->gaps);
+    s->ngaps--;
+  } else if (left) {
+    s->gaps[i - 1].len += len;
+  } else if (right) {
+    s->gaps[i].off = off;
+    s->gaps[i].len += len;
+  } else {
+    if (s->ngaps == s->gaps_cap) {
+      size_t ncap = s->gaps_cap * 2;
+      struct sim_gap *g = realloc(s->gaps, ncap * sizeof *g);
+      if (g == NULL) {
+        /* The stretch stays out of use: address space, not memory. */
+        LMS_LOG(WARN, DEVICE, "sim: no memory to track a freed range");
+        return;
+      }
+      s->gaps = g;
+      s->gaps_cap = ncap;
+    }
+    memmove(&s->gaps[i + 1], &s->gaps[i], (s->ngaps - i) * sizeof *s->gaps);
+    s->gaps[i].off = off;
+    s->gaps[i].len = len;
+    s->ngaps++;
+  }
+}
+
 static lms_status_t dev_alloc_locked(sim_t *s, size_t size, void **out) {
   if (out == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID, "dev_alloc: out is NULL");
@@ -340,7 +417,7 @@ static lms_status_t dev_alloc_locked(sim_t *s, size_t size, void **out) {
                     "dev_alloc: out of device memory: requested %zu bytes, "
                     "%" PRIu64 " in use, %" PRIu64 " free, capacity %" PRIu64,
                     size, s->dev_in_use, avail, s->capacity);
-  LMS_CHECK(block_alloc(s, &s->dev, "dev_alloc", size, SIM_DEV_ALIGN, out));
+  LMS_CHECK(arena_alloc(s, size, out));
   s->dev_in_use += size;
   return LMS_OK;
 }
@@ -362,13 +439,13 @@ static lms_status_t block_free(sim_t *s, sim_table_t *t, const char *what,
   }
   *freed = t->v[i].size;
   table_remove(t, i);
-  munmap(ptr, map_size(*freed));
   return LMS_OK;
 }
 
 static lms_status_t dev_free_locked(sim_t *s, void *ptr) {
   size_t n = 0;
   LMS_CHECK(block_free(s, &s->dev, "dev_free", ptr, &n));
+  arena_free(s, ptr, n);
   s->dev_in_use -= n;
   return LMS_OK;
 }
@@ -388,6 +465,7 @@ static lms_status_t host_alloc_locked(sim_t *s, size_t size, void **out) {
 static lms_status_t host_free_locked(sim_t *s, void *ptr) {
   size_t n = 0;
   LMS_CHECK(block_free(s, &s->host, "host_free", ptr, &n));
+  munmap(ptr, map_size(n));
   s->host_in_use -= n;
   return LMS_OK;
 }
@@ -703,7 +781,10 @@ static void table_free_all(sim_table_t *t, int mapped) {
 static void sim_destroy(lms_dev_t *d) {
   if (d == NULL) return;
   sim_t *s = (sim_t *)d;
-  table_free_all(&s->dev, 1);
+  free(s->dev.v); /* the blocks are stretches of the arena */
+  s->dev.v = NULL;
+  if (s->arena != NULL) munmap(s->arena, s->arena_size);
+  free(s->gaps);
   table_free_all(&s->host, 1);
   table_free_all(&s->streams, 0);
   table_free_all(&s->events, 0);
@@ -854,6 +935,30 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   long page = sysconf(_SC_PAGESIZE);
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
+  /* Twice the capacity (Note [Device addresses]), within what a 47-bit
+   * address space can reserve. */
+  uint64_t want = cfg->capacity <= (16ull << 40) ? 2 * cfg->capacity
+                                                  : cfg->capacity;
+  s->arena_size = map_size((size_t)want + (64u << 20));
+  s->arena = mmap(NULL, s->arena_size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  s->gaps_cap = 64;
+  s->gaps = calloc(s->gaps_cap, sizeof *s->gaps);
+  if (s->arena == MAP_FAILED || s->gaps == NULL) {
+    size_t reserve = s->arena_size;
+    if (s->arena != MAP_FAILED) munmap(s->arena, s->arena_size);
+    free(s->gaps);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    if (err != NULL)
+      lms__errf(err, "sim: cannot reserve %zu bytes of address space for a "
+                "device of %llu bytes", reserve,
+                (unsigned long long)cfg->capacity);
+    return LMS_ERR_HOST_OOM;
+  }
+  s->gaps[0].off = 0;
+  s->gaps[0].len = s->arena_size;
+  s->ngaps = 1;
   s->link = cfg->link;
   s->timing_only = cfg->timing_only != 0;
   s->page = page > 0 ? (size_t)page : 4096;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# cli_tune.sh LMS - `lms tune` on the simulator finds a setting at least as
+# fast as the best of a fixed grid of 20 hand-picked settings, in fewer
+# runs than the grid has, and its printed command reproduces its time; the
+# same search drives a real program through the LMS_* environment (here
+# `lms sim` itself, timed).
+set -u
+lms=$1
+fail=0
+wl=(unet3d --size 144)
+opts=(--gpu-limit 6GiB --link pcie3)
+
+out=$("$lms" tune --workload "${wl[@]}" "${opts[@]}" 2>&1) || {
+  echo "FAIL: lms tune exited with $?"; echo "$out"; exit 1; }
+echo "$out"
+best=$(sed -n 's/^fastest of \([0-9]*\) runs: \([0-9.]*\) ms$/\2/p' <<<"$out")
+runs=$(sed -n 's/^fastest of \([0-9]*\) runs: .*/\1/p' <<<"$out")
+[ -n "$best" ] && [ -n "$runs" ] || { echo "FAIL: no result line"; exit 1; }
+
+# The grid: thresholds, fractions and windows a person would try by hand.
+grid=(
+  "0 0 0" "0 0 8,25%" "0 0 64,50%" "0 0 1000,60%" "0 0.5 64,50%"
+  "1024 0 0" "1024 0 8,25%" "1024 0 1000,60%" "1024 0.5 1000,60%" "1024 0.75 64,50%"
+  "8192 0 0" "8192 0 64,50%" "8192 0 1000,100%" "8192 0.25 64,50%" "8192 0.5 8,25%"
+  "65536 0 0" "65536 0 64,50%" "65536 0 1000,60%" "65536 0.25 1000,60%" "1048576 0 64,50%"
+)
+grid_best=""
+for g in "${grid[@]}"; do
+  read -r kb frac win <<<"$g"
+  t=$("$lms" sim "${wl[@]}" --capacities 6GiB --links pcie3 --policies schedule \
+      -lms "$kb" -lms_frac "$frac" --prefetch-window "$win" 2>/dev/null |
+      awk '$2 == "schedule" && $4 ~ /^[0-9.]+$/ {print $4}')
+  echo "grid -lms $kb -lms_frac $frac --prefetch-window $win: ${t:-failed}"
+  [ -z "$t" ] && continue
+  if [ -z "$grid_best" ] || awk -v a="$t" -v b="$grid_best" 'BEGIN{exit !(a<b)}'; then
+    grid_best=$t
+  fi
+done
+echo "tune: $best ms in $runs runs; grid of ${#grid[@]}: best $grid_best ms"
+awk -v a="$best" -v b="$grid_best" 'BEGIN{exit !(a <= b + 0.05)}' ||
+  { echo "FAIL: tune's best is slower than the grid's"; fail=1; }
+[ "$runs" -lt "${#grid[@]}" ] ||
+  { echo "FAIL: tune took $runs runs, not fewer than the grid's ${#grid[@]}"; fail=1; }
+
+# The printed command gives the printed time.
+cmd=$(sed -n 's/^  lms sim //p' <<<"$out")
+again=$(eval "\"$lms\" sim $cmd --policies schedule" 2>/dev/null |
+        awk '$2 == "schedule" {print $4}')
+[ "$again" = "$best" ] || { echo "FAIL: the printed command gives $again ms, not $best"; fail=1; }
+
+# A real program: the same search through the environment.
+out2=$("$lms" tune --lms-values 0,1024 --frac-values 0 --window-values '0;1000,60%' \
+       -- "$lms" sim "${wl[@]}" --capacities 6GiB --links pcie3 --policies schedule 2>&1) ||
+  { echo "FAIL: lms tune -- CMD exited with $?"; echo "$out2"; fail=1; }
+echo "$out2"
+grep -q "^  LMS_KB=.* LMS_FRAC=0 LMS_PREFETCH_WINDOW=.* $lms sim" <<<"$out2" ||
+  { echo "FAIL: no command line to use"; fail=1; }
+runs2=$(grep -c '^  run ' <<<"$out2")
+[ "$runs2" -ge 3 ] && [ "$runs2" -le 4 ] ||
+  { echo "FAIL: $runs2 runs over a 2 x 1 x 2 range"; fail=1; }
+min2=$(sed -n 's/^  run .*: \([0-9.]*\) ms$/\1/p' <<<"$out2" | sort -g | head -1)
+grep -q "^fastest of $runs2 runs: $min2 ms" <<<"$out2" ||
+  { echo "FAIL: the fastest printed is not the fastest run ($min2 ms)"; fail=1; }
+[ "$fail" -eq 0 ] && echo "ok"
+exit "$fail"
