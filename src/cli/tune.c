@@ -223,6 +223,38 @@ static uint64_t search(tune_t *t, setting_t *best) {
   return cur_ns;
 }
 
+typedef struct tried {
+  uint64_t ns;
+  int kb, frac, win;
+} tried_t;
+
+static int by_time(const void *a, const void *b) {
+  const tried_t *x = a, *y = b;
+  return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* What was tried, fastest first; skipped settings last. */
+static void print_table(const tune_t *t) {
+  static tried_t v[MAXV * MAXV * MAXV];
+  int n = 0;
+  for (int k = 0; k < t->nkb; k++)
+    for (int f = 0; f < t->nfrac; f++)
+      for (int w = 0; w < t->nwin; w++)
+        if (t->result[k][f][w] != 0)
+          v[n++] = (tried_t){t->result[k][f][w], k, f, w};
+  qsort(v, (size_t)n, sizeof *v, by_time);
+  printf("\n%12s %10s %18s %12s\n", "-lms", "-lms_frac", "--prefetch-window",
+         "ms");
+  for (int i = 0; i < n; i++) {
+    if (v[i].ns == UINT64_MAX)
+      printf("%12s %10s %18s %12s\n", t->kb_text[v[i].kb],
+             t->frac_text[v[i].frac], t->win_text[v[i].win], "skipped");
+    else
+      printf("%12s %10s %18s %12.1f\n", t->kb_text[v[i].kb],
+             t->frac_text[v[i].frac], t->win_text[v[i].win], ms(v[i].ns));
+  }
+}
+
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   static tune_t t;
   memset(&t, 0, sizeof t);
@@ -312,6 +344,7 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
     printf("no setting ran; widen the ranges or raise --gpu-limit\n");
     rc = 1;
   } else {
+    print_table(&t);
     printf("\nfastest of %d runs: %.1f ms\n", t.runs, ms(ns));
     if (t.have_workload) {
       printf("  lms sim");
