@@ -94,5 +94,16 @@ expect 0 "17179869184"      -- options --gpu-limit=16GiB
 expect 0 "0.4"              LMS_FRAC=0.9 -- options --lms-frac 0.4
 expect 0 "--gpu-limit"      -- help
 
+# lms sim --gpus-per-link: GPUs sharing one host link, 1 to 8.
+expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link 0
+expect 2 "1 (alone) to 8"   -- sim googlenet --gpus-per-link 0
+expect 2 "1 (alone) to 8"   -- sim googlenet --gpus-per-link 9
+expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link two
+expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link 2.5
+expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link=-1
+expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link ""
+expect 2 "needs a value"    -- sim googlenet --gpus-per-link
+expect 0 "2 GPUs per host link" -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies schedule --gpus-per-link 2
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

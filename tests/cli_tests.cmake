@@ -27,3 +27,7 @@ if(NOT LMS_SANITIZE)
     ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:lms>")
 endif()
 set_tests_properties(malloc_untouched_when_linked PROPERTIES LABELS cpu)
+
+add_test(NAME cli_share
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_share.sh $<TARGET_FILE:lms_cli>)
+set_tests_properties(cli_share PROPERTIES LABELS cpu)

@@ -26,6 +26,7 @@ typedef struct lms__sim_args {
   uint64_t capacities[16];
   size_t ncapacities;
   char json[LMS__PATH_MAX];   /* "" none, "-" stdout */
+  int gpus_per_link;          /* GPUs sharing the host link, 1 alone */
 } lms__sim_args_t;
 
 void lms__sim_args_init(lms__sim_args_t *a);

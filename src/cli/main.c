@@ -26,6 +26,7 @@ static void usage(FILE *f) {
           "            [--links L,..] [--policies P,..] [--capacities SIZE,..]\n"
           "            [--iterations N] [--device-tflops T] [--declare] "
           "[--json PATH|-]\n"
+          "            [--gpus-per-link N]  N GPUs (1-8) share one host link\n"
           "            replay a built-in workload (googlenet, unet3d) or a "
           "trace on the\n"
           "            simulated device and compare policies and links\n"

@@ -7,7 +7,13 @@
  * trace file (docs/trace-format.md).  Every run is compared with the same
  * workload in memory (a device large enough for all of it) and with the
  * overlap bound, max(compute, H2D bytes / H2D rate, D2H bytes / D2H rate):
- * no schedule of these copies can beat that bound on that link. */
+ * no schedule of these copies can beat that bound on that link.
+ *
+ * With --gpus-per-link N (2..8) every run is also made as one of N GPUs
+ * running the workload behind one host link, and a second table (and a
+ * "shared" object per JSON run) gives each GPU's copy throughput and
+ * iteration time against the same GPU alone (Note [Shared link] in
+ * device/linkshare.c). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +23,7 @@
 #include "cli/cli.h"
 #include "core/options.h"
 #include "replay/replay.h"
+#include "replay/shared.h"
 
 #define MAX_LIST 16
 
@@ -27,6 +34,7 @@ void lms__sim_args_init(lms__sim_args_t *a) {
   a->iterations = 3;
   a->params.batch = 0;
   a->params.train = -1;
+  a->gpus_per_link = 1;
 }
 
 static int parse_int(const char *flag, const char *text, long lo, long hi,
@@ -111,6 +119,7 @@ static const struct {
     {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
+    {"--gpus-per-link", 1},
     /* `lms tune`'s own */
     {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
     {"--window-values", 1},
@@ -210,6 +219,20 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
     } else if (strcmp(flag, "--json") == 0) {
       NEXT();
       snprintf(a->json, sizeof a->json, "%s", val);
+    } else if (strcmp(flag, "--gpus-per-link") == 0) {
+      NEXT();
+      char *end = NULL;
+      errno = 0;
+      long g = strtol(val, &end, 10);
+      if (end == val || *end != '\0' || errno != 0 || g < 1 ||
+          g > LMS__SHARE_MAX_GPUS) {
+        fprintf(stderr, "lms sim: --gpus-per-link: '%s' is not a number of "
+                        "GPUs sharing one host link; accepted: a whole "
+                        "number from 1 (alone) to %d\n", val,
+                LMS__SHARE_MAX_GPUS);
+        return -1;
+      }
+      a->gpus_per_link = (int)g;
     } else if (strcmp(flag, "--declare") == 0 && val == NULL) {
       a->declare = 1;
     } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -257,22 +280,89 @@ lms_status_t lms__sim_in_memory(const lms__workload_t *w,
   return lms__replay_run(w, &o, iterations, 0, out, err);
 }
 
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+static double gb(uint64_t b) { return (double)b / 1e9; }
+
+/* The options of one run: base with the link, capacity and policy. */
+static void one_opts(lms__opts_t *o, const lms__opts_t *base,
+                     const lms__link_t *link, uint64_t capacity,
+                     lms__policy_t policy) {
+  lms__opts_copy(o, base);
+  o->link = *link;
+  o->gpu_limit = capacity;
+  o->policy = policy;
+  o->sim_bytes = 0;
+  if (o->source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o->lms_kb = 0;
+}
+
 lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err) {
   lms__opts_t o;
-  lms__opts_copy(&o, base);
-  o.link = *link;
-  o.gpu_limit = capacity;
-  o.policy = policy;
-  o.sim_bytes = 0;
-  if (o.source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o.lms_kb = 0;
+  one_opts(&o, base, link, capacity, policy);
   return lms__replay_run(w, &o, iterations, declare, out, err);
 }
 
-static double ms(uint64_t ns) { return (double)ns / 1e6; }
-static double gb(uint64_t b) { return (double)b / 1e9; }
+/* One row of the shared-link table. */
+typedef struct shared_row {
+  char link[32];
+  lms__policy_t policy;
+  uint64_t capacity;
+  lms__shared_result_t r;
+} shared_row_t;
+
+static double pct(double now, double was) {
+  return was > 0 ? 100.0 * (now / was - 1.0) : 0.0;
+}
+
+static void print_shared_header(FILE *f, int gpus) {
+  fprintf(f, "\n%d GPUs per host link, each running this workload; per GPU, "
+             "against the same GPU alone\n", gpus);
+  fprintf(f, "%-8s %-9s %6s %9s %9s %7s %15s %7s %15s %7s %11s %11s\n",
+          "link", "policy", "GiB", "alone ms", "shared ms", "time",
+          "H2D GB/s", "change", "D2H GB/s", "change", "link GB/s",
+          "busy%");
+}
+
+static void print_shared_row(FILE *f, const shared_row_t *row) {
+  const lms__shared_result_t *r = &row->r;
+  double alone = (double)r->alone.last.time_ns;
+  fprintf(f, "%-8s %-9s %6.1f %9.1f %9.1f %+6.1f%% %6.2f -> %5.2f %+6.1f%% "
+             "%6.2f -> %5.2f %+6.1f%% %5.1f/%5.1f %5.1f/%5.1f\n",
+          row->link, kPolicyNames[row->policy],
+          (double)row->capacity / (1ull << 30), ms((uint64_t)alone),
+          r->iter_ns / 1e6, pct(r->iter_ns, alone), r->alone_h2d_gbps,
+          r->h2d_gbps, pct(r->h2d_gbps, r->alone_h2d_gbps), r->alone_d2h_gbps,
+          r->d2h_gbps, pct(r->d2h_gbps, r->alone_d2h_gbps), r->link_h2d_gbps,
+          r->link_d2h_gbps,
+          100.0 * (double)r->alone.last.compute_ns / alone,
+          100.0 * r->compute_ns / r->iter_ns);
+}
+
+static void json_shared(FILE *f, const lms__shared_result_t *r) {
+  fprintf(f,
+          ", \"shared\": {\"gpus_per_link\": %d, \"phases\": %d, "
+          "\"rounds\": %d, \"samples\": %d, \"alone_iteration_ns\": %llu, "
+          "\"iteration_ns\": %.0f, \"iteration_min_ns\": %.0f, "
+          "\"iteration_max_ns\": %.0f, \"iteration_change\": %.4f, "
+          "\"alone_h2d_gbps\": %.3f, \"h2d_gbps\": %.3f, "
+          "\"h2d_change\": %.4f, \"alone_d2h_gbps\": %.3f, "
+          "\"d2h_gbps\": %.3f, \"d2h_change\": %.4f, "
+          "\"link_h2d_gbps\": %.3f, \"link_d2h_gbps\": %.3f, "
+          "\"alone_gpu_busy\": %.4f, \"gpu_busy\": %.4f}",
+          r->gpus, r->phases, r->rounds, r->samples,
+          (unsigned long long)r->alone.last.time_ns, r->iter_ns,
+          r->iter_min_ns, r->iter_max_ns,
+          pct(r->iter_ns, (double)r->alone.last.time_ns) / 100.0,
+          r->alone_h2d_gbps, r->h2d_gbps,
+          pct(r->h2d_gbps, r->alone_h2d_gbps) / 100.0, r->alone_d2h_gbps,
+          r->d2h_gbps, pct(r->d2h_gbps, r->alone_d2h_gbps) / 100.0,
+          r->link_h2d_gbps, r->link_d2h_gbps,
+          (double)r->alone.last.compute_ns / (double)r->alone.last.time_ns,
+          r->compute_ns / r->iter_ns);
+}
+
 
 static void print_row(FILE *f, const char *link, const char *policy,
                       uint64_t capacity, const lms__replay_result_t *r,
@@ -300,7 +390,8 @@ static void print_header(FILE *f) {
 
 static void json_row(FILE *f, const char *link, const char *policy,
                      uint64_t capacity, const lms__replay_result_t *r,
-                     uint64_t inmem_ns, int first) {
+                     uint64_t inmem_ns, int first,
+                     const lms__shared_result_t *shared) {
   const lms__replay_iter_t *l = &r->last;
   fprintf(f,
           "%s\n    {\"link\": \"%s\", \"policy\": \"%s\", \"capacity\": %llu, "
@@ -311,7 +402,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"prefetch_late\": %llu, \"prefetch_wasted\": %llu, "
           "\"demand_misses\": %llu, \"cache_hits\": %llu, "
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
-          "\"schedule\": \"%s\", \"period\": %u}",
+          "\"schedule\": \"%s\", \"period\": %u",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
           (unsigned long long)r->overlap_bound_ns,
@@ -325,6 +416,8 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)l->demand_misses,
           (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
           (unsigned long long)r->device_peak, r->schedule, r->period);
+  if (shared != NULL) json_shared(f, shared);
+  fprintf(f, "}");
 }
 
 static void describe(FILE *f, const lms__workload_t *w) {
@@ -392,6 +485,8 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   uint64_t biggest = lms__wl_max_step_bytes(&w);
   lms__replay_result_t mem;
   int rc = 0;
+  shared_row_t *shared = NULL;
+  size_t nshared = 0;
   if (lms__sim_in_memory(&w, opts, a.iterations, &mem, err) != LMS_OK) {
     fprintf(stderr, "lms sim: the in-memory run failed: %s\n", err);
     rc = 1;
@@ -408,6 +503,14 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
             (unsigned long long)lms__wl_chunk_bytes(&w),
             (unsigned long long)inmem_ns);
   int first = 1;
+  if (a.gpus_per_link > 1) {
+    shared = calloc(a.ncapacities * a.nlinks * a.npolicies, sizeof *shared);
+    if (shared == NULL) {
+      fprintf(stderr, "lms sim: no host memory for the shared-link runs\n");
+      rc = 1;
+      goto done;
+    }
+  }
   for (size_t c = 0; c < a.ncapacities; c++) {
     if (a.capacities[c] < biggest) {
       fprintf(stderr, "lms sim: a capacity of %llu bytes cannot hold the "
@@ -429,9 +532,28 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
         }
         print_row(out, a.links[l].name, kPolicyNames[a.policies[p]],
                   a.capacities[c], &r, inmem_ns);
+        shared_row_t *row = NULL;
+        if (shared != NULL) {
+          row = &shared[nshared];
+          snprintf(row->link, sizeof row->link, "%s", a.links[l].name);
+          row->policy = a.policies[p];
+          row->capacity = a.capacities[c];
+          lms__opts_t o;
+          one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
+          if (lms__replay_shared(&w, &o, a.iterations, a.declare,
+                                 a.gpus_per_link, &row->r, err) != LMS_OK) {
+            fprintf(out, "%-8s %-9s sharing the link failed: %s\n",
+                    a.links[l].name, kPolicyNames[a.policies[p]], err);
+            rc = 1;
+            row = NULL;
+          } else {
+            nshared++;
+          }
+        }
         if (json != NULL)
           json_row(json, a.links[l].name, kPolicyNames[a.policies[p]],
-                   a.capacities[c], &r, inmem_ns, first);
+                   a.capacities[c], &r, inmem_ns, first,
+                   row != NULL ? &row->r : NULL);
         first = 0;
       }
     }
@@ -440,7 +562,19 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   fprintf(out, "\nx mem: iteration time over the in-memory time; bound: "
                "max(compute, H2D bytes / rate, D2H bytes / rate); hit%%: "
                "prefetch hits over acquires that needed data brought in\n");
+  if (nshared > 0) {
+    print_shared_header(out, a.gpus_per_link);
+    for (size_t i = 0; i < nshared; i++) print_shared_row(out, &shared[i]);
+    fprintf(out, "\nshared: the mean of %d runs (%d phase offsets between "
+                 "the GPUs' iterations, %d rounds each); GB/s: bytes over "
+                 "the time copies were in flight, alone -> shared; link "
+                 "GB/s: all %d GPUs' bytes over time, H2D/D2H; busy%%: GPU "
+                 "busy alone/shared\n",
+            shared[0].r.samples, shared[0].r.phases, shared[0].r.rounds - 1,
+            a.gpus_per_link);
+  }
 done:
+  free(shared);
   if (json != NULL && !json_stdout && fclose(json) != 0) {
     fprintf(stderr, "lms sim: --json: writing '%s' failed\n", a.json);
     rc = 1;

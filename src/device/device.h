@@ -159,6 +159,64 @@ typedef struct lms__sim_report {
   uint64_t total_calls;
 } lms__sim_report_t;
 
+/* ---- GPUs sharing one host link (Note [Shared link] in sim.c) --------- */
+
+/* The most GPUs one host link can be shared by in the model: eight, the
+ * most GPUs of the source scenario's servers and more than any one PCIe
+ * switch of them carries. */
+#define LMS__SHARE_MAX_GPUS 8
+
+/* Copy directions, as indices. */
+enum { LMS__DIR_H2D = 0, LMS__DIR_D2H = 1, LMS__DIR_COUNT = 2 };
+
+/* [start, end) in nanoseconds of virtual time. */
+typedef struct lms__copy_span {
+  uint64_t start, end;
+} lms__copy_span_t;
+
+/* What one GPU's copies do over one period (an iteration): the times a
+ * copy was in flight, per direction, sorted, disjoint and inside
+ * [0, period_ns). */
+typedef struct lms__copy_timeline {
+  uint64_t period_ns;
+  lms__copy_span_t *busy[LMS__DIR_COUNT];
+  size_t n[LMS__DIR_COUNT];
+} lms__copy_timeline_t;
+
+/* Builds the timeline of a periodic run from the copy spans of one
+ * period's work, in absolute time and any order: each span is placed at
+ * (start - origin) modulo the period, one that runs past the period's end
+ * wraps to its start, and overlaps are merged.  Copies enqueued in one
+ * iteration for the next (prefetches) thus land where they run in the
+ * steady state.  LMS_ERR_INVALID for a period of 0, LMS_ERR_HOST_OOM if
+ * no memory. */
+lms_status_t lms__copy_timeline_build(
+    lms__copy_timeline_t *tl, uint64_t origin, uint64_t period,
+    const lms__copy_span_t *const spans[LMS__DIR_COUNT],
+    const size_t n[LMS__DIR_COUNT]);
+void lms__copy_timeline_free(lms__copy_timeline_t *tl);
+/* 1 if a copy is in flight in direction dir at position pos (0 <= pos <
+ * period) of the timeline; *next gets how long, from pos, that stays so. */
+int lms__copy_timeline_at(const lms__copy_timeline_t *tl, int dir, double pos,
+                     double *next);
+
+/* The other GPUs on this device's host link: each runs copies as
+ * `timeline` says, shifted by its phase, and while k of them have a copy
+ * in flight in the same direction, a copy of this device moves at 1/(k+1)
+ * of the link's rate. */
+typedef struct lms__link_share {
+  int others;                               /* 0..LMS__SHARE_MAX_GPUS-1 */
+  uint64_t phase_ns[LMS__SHARE_MAX_GPUS];   /* of each other GPU */
+  const lms__copy_timeline_t *timeline;          /* outlives the device */
+} lms__link_share_t;
+
+/* Nanoseconds a copy of n bytes starting at `start` takes on a link of
+ * `gbps` with `latency_us` per copy, shared as sh says (NULL: alone,
+ * latency + n / rate). */
+uint64_t lms__share_copy_ns(const lms__link_share_t *sh, int dir,
+                            uint64_t start, double latency_us, double gbps,
+                            size_t n);
+
 /* Creates a simulated device.  A bad fault spec gives LMS_ERR_INVALID and a
  * message naming the accepted operations in err (LMS__ERRBUF bytes). */
 lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
@@ -170,6 +228,18 @@ void lms__sim_fail_op(lms_dev_t *d, lms__dev_op_t op, uint64_t n);
  * fail; n = 0 clears it. */
 void lms__sim_fail_any(lms_dev_t *d, uint64_t n);
 void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out);
+/* Puts the device behind a link shared with other GPUs (NULL or no
+ * others: alone again).  Set it before any copy is enqueued: copies
+ * already on the clock keep their times.  LMS_ERR_INVALID if the share
+ * is malformed, with the reason in the device's last_error. */
+lms_status_t lms__sim_share_link(lms_dev_t *d, const lms__link_share_t *share);
+/* Starts (on = 1) or stops keeping the span of every copy; starting
+ * clears what was kept. */
+void lms__sim_record_copies(lms_dev_t *d, int on);
+/* The spans kept so far in direction dir; valid until the next copy or
+ * lms__sim_record_copies call. */
+void lms__sim_copy_spans(lms_dev_t *d, int dir, const lms__copy_span_t **out,
+                         size_t *n);
 /* 1 if d is a simulated device. */
 int lms__dev_is_sim(const lms_dev_t *d);
 

@@ -5,7 +5,8 @@
  * number of streams on a virtual clock driven by the link model, so a run is
  * deterministic and takes no real time.  Every operation of the device-ops
  * table is counted, and the Nth call of one operation, or of any, can be
- * made to fail.
+ * made to fail.  The host link may be shared with other GPUs whose copies
+ * slow this device's (Note [Shared link] in linkshare.c).
  *
  * Invariants, all kept under the one mutex `mu`:
  * - dev_in_use is the sum of the sizes asked of every live dev_alloc and
@@ -216,6 +217,14 @@ typedef struct sim {
   uint64_t total_calls;
   uint64_t fail_op[LMS__DEVOP_COUNT]; /* 0: none */
   uint64_t fail_any;                  /* 0: none */
+
+  /* Other GPUs on the link (Note [Shared link] in linkshare.c). */
+  int shared;
+  lms__link_share_t share;
+  /* The span of every copy since recording started, per direction. */
+  int recording;
+  lms__copy_span_t *spans[LMS__DIR_COUNT];
+  size_t nspans[LMS__DIR_COUNT], spans_cap[LMS__DIR_COUNT];
 } sim_t;
 
 static const lms_dev_ops_t sim_ops;
@@ -289,6 +298,37 @@ static void schedule(sim_t *s, sim_stream_t *st, sim_engine_t e,
  * is n / gbps nanoseconds. */
 static uint64_t copy_ns(double latency_us, double gbps, size_t n) {
   return (uint64_t)llround(latency_us * 1e3 + (double)n / gbps);
+}
+
+/* Keeps a copy's span when recording; a span that finds no memory is not
+ * kept, and the log says so (the copy itself is not affected). */
+static void record_span(sim_t *s, int dir, uint64_t start, uint64_t end) {
+  if (!s->recording) return;
+  if (s->nspans[dir] == s->spans_cap[dir]) {
+    size_t cap = s->spans_cap[dir] ? 2 * s->spans_cap[dir] : 1024;
+    lms__copy_span_t *v = realloc(s->spans[dir], cap * sizeof *v);
+    if (v == NULL) {
+      LMS_LOG(WARN, DEVICE, "sim: no memory to record a copy's span");
+      return;
+    }
+    s->spans[dir] = v;
+    s->spans_cap[dir] = cap;
+  }
+  s->spans[dir][s->nspans[dir]++] = (lms__copy_span_t){start, end};
+}
+
+/* Runs a copy of n bytes for stream st: as schedule() when the link is
+ * this device's alone, otherwise at the rate the other GPUs' copies leave
+ * it from the moment it starts (Note [Shared link] in linkshare.c). */
+static void schedule_copy(sim_t *s, sim_stream_t *st, int dir, size_t n) {
+  sim_engine_t e = dir == LMS__DIR_H2D ? SIM_ENG_H2D : SIM_ENG_D2H;
+  double gbps = dir == LMS__DIR_H2D ? s->link.h2d_gbps : s->link.d2h_gbps;
+  uint64_t start = max_u64(s->host_now, max_u64(st->tail, s->free_at[e]));
+  uint64_t ns = s->shared ? lms__share_copy_ns(&s->share, dir, start,
+                                               s->link.latency_us, gbps, n)
+                          : copy_ns(s->link.latency_us, gbps, n);
+  schedule(s, st, e, ns);
+  record_span(s, dir, start, start + ns);
 }
 
 /* ---- Memory --------------------------------------------------------- */
@@ -622,8 +662,7 @@ static lms_status_t copy_h2d_locked(sim_t *s, void *dst, const void *src,
   LMS_CHECK(check_dev_range(s, "copy_h2d", "dst", dst, n));
   LMS_CHECK(check_host_range(s, "copy_h2d", "src", src, n));
   if (!s->timing_only) memcpy(dst, src, n);
-  schedule(s, st, SIM_ENG_H2D,
-           copy_ns(s->link.latency_us, s->link.h2d_gbps, n));
+  schedule_copy(s, st, LMS__DIR_H2D, n);
   s->bytes_h2d += n;
   return LMS_OK;
 }
@@ -636,8 +675,7 @@ static lms_status_t copy_d2h_locked(sim_t *s, void *dst, const void *src,
   LMS_CHECK(check_dev_range(s, "copy_d2h", "src", src, n));
   LMS_CHECK(check_host_range(s, "copy_d2h", "dst", dst, n));
   if (!s->timing_only) memcpy(dst, src, n);
-  schedule(s, st, SIM_ENG_D2H,
-           copy_ns(s->link.latency_us, s->link.d2h_gbps, n));
+  schedule_copy(s, st, LMS__DIR_D2H, n);
   s->bytes_d2h += n;
   return LMS_OK;
 }
@@ -788,6 +826,7 @@ static void sim_destroy(lms_dev_t *d) {
   table_free_all(&s->host, 1);
   table_free_all(&s->streams, 0);
   table_free_all(&s->events, 0);
+  for (int dir = 0; dir < LMS__DIR_COUNT; dir++) free(s->spans[dir]);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
@@ -1011,5 +1050,49 @@ void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out) {
   out->host_in_use = s->host_in_use;
   memcpy(out->calls, s->calls, sizeof out->calls);
   out->total_calls = s->total_calls;
+  pthread_mutex_unlock(&s->mu);
+}
+
+lms_status_t lms__sim_share_link(lms_dev_t *d, const lms__link_share_t *sh) {
+  if (!lms__dev_is_sim(d)) return LMS_ERR_INVALID;
+  sim_t *s = (sim_t *)d;
+  lms_status_t st = LMS_OK;
+  pthread_mutex_lock(&s->mu);
+  if (sh == NULL || sh->others == 0) {
+    s->shared = 0;
+  } else if (sh->others < 0 || sh->others >= LMS__SHARE_MAX_GPUS ||
+             sh->timeline == NULL || sh->timeline->period_ns == 0) {
+    st = SIM_FAIL(s, LMS_ERR_INVALID,
+                  "share_link: %d other GPUs with %s; accepted: 0 to %d "
+                  "others and a timeline of a period > 0",
+                  sh->others, sh->timeline ? "a timeline" : "no timeline",
+                  LMS__SHARE_MAX_GPUS - 1);
+  } else {
+    s->share = *sh;
+    s->shared = 1;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+void lms__sim_record_copies(lms_dev_t *d, int on) {
+  if (!lms__dev_is_sim(d)) return;
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  s->recording = on != 0;
+  if (on)
+    for (int dir = 0; dir < LMS__DIR_COUNT; dir++) s->nspans[dir] = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void lms__sim_copy_spans(lms_dev_t *d, int dir, const lms__copy_span_t **out,
+                         size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!lms__dev_is_sim(d) || dir < 0 || dir >= LMS__DIR_COUNT) return;
+  sim_t *s = (sim_t *)d;
+  pthread_mutex_lock(&s->mu);
+  *out = s->spans[dir];
+  *n = s->nspans[dir];
   pthread_mutex_unlock(&s->mu);
 }
