@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing lms needs on a Debian machine, and only
-# what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion.
+# what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion,
+# and gnuplot (gnuplot-nox) for the charts of `lms report`, optional.
 # Quiet and quick when everything is there.
 set -euo pipefail
 
@@ -15,17 +16,51 @@ if command -v pkg-config >/dev/null 2>&1; then
 else
   missing+=(libjemalloc-dev libcriterion-dev)
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
+# gnuplot draws the charts of `lms report`; without it the report still
+# comes out, with a note, so failing to install it fails nothing.
+optional=()
+command -v gnuplot >/dev/null 2>&1 || optional+=(gnuplot-nox)
+[ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 
-echo "bootstrap: installing ${missing[*]}" >&2
 if [ "$(id -u)" -eq 0 ]; then
   sudo=""
-elif command -v sudo >/dev/null 2>&1; then
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
   sudo="sudo"
 else
-  echo "bootstrap: need root or sudo to install: ${missing[*]}" >&2
-  exit 1
+  sudo="none"
 fi
 export DEBIAN_FRONTEND=noninteractive
+
+# Tries the optional packages once, quietly; never fails the bootstrap.
+install_optional() {
+  [ ${#optional[@]} -eq 0 ] && return 0
+  if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: cannot install ${optional[*]}; lms report will skip its charts" >&2
+    return 0
+  fi
+  echo "bootstrap: installing ${optional[*]} (charts of lms report)" >&2
+  { $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
+    { $sudo apt-get update -qq &&
+      $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}"; }
+  } >/dev/null 2>&1 ||
+    echo "bootstrap: could not install ${optional[*]}; lms report will skip its charts" >&2
+  return 0
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+  install_optional
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}" >&2
+if [ "$sudo" = none ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+  else
+    echo "bootstrap: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_optional

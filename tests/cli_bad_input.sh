@@ -105,5 +105,35 @@ expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link ""
 expect 2 "needs a value"    -- sim googlenet --gpus-per-link
 expect 0 "2 GPUs per host link" -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies schedule --gpus-per-link 2
 
+# lms report: its inputs (missing or corrupt stats and traces, links).
+rep_dir=$(mktemp -d)
+trap 'rm -f "$bad_trace"; rm -rf "$rep_dir"' EXIT
+expect 2 "name a built-in"  -- report
+expect 2 "cannot open"      -- report /nonexistent/run.trace
+expect 2 "cannot open the stats file" -- report --stats /nonexistent/run.json --trace "$bad_trace"
+printf '{"version": 2,\n "elapsed_ns": 12' >"$rep_dir/cut.json"
+expect 2 "cut.json: byte 32: expected ',' or '}'; got the end of the file" -- report --stats "$rep_dir/cut.json" --trace "$bad_trace"
+printf 'not json\n' >"$rep_dir/text.json"
+expect 2 "byte 0: expected '{'"  -- report --stats "$rep_dir/text.json" --trace "$bad_trace"
+printf '{"version": 3, "elapsed_ns": 5}\n' >"$rep_dir/v3.json"
+expect 2 "stats version 3; this lms reads version 2" -- report --stats "$rep_dir/v3.json" --trace "$bad_trace"
+printf '{"version": 2, "device_limit": 1, "elapsed_ns": 5}\n' >"$rep_dir/few.json"
+expect 2 "lacks"            -- report --stats "$rep_dir/few.json" --trace "$bad_trace"
+expect 2 "need the trace the run wrote" -- report --stats "$rep_dir/few.json" googlenet
+expect 2 "--links: --link: 'pcie9'" -- report googlenet --links pcie3,pcie9
+expect 2 "--link"           -- report googlenet --link pcie9
+expect 2 "--native: --link: 'pcie9'" -- report --compare-links "$bad_trace" --native pcie9=x.json
+expect 2 "should be LINK=STATS" -- report --compare-links "$bad_trace" --native nvlink2
+expect 2 "--emulated: /nonexistent/s.json: cannot open" -- report --compare-links "$bad_trace" --emulated pcie3=/nonexistent/s.json
+expect 2 "belong to --compare-links" -- report "$bad_trace" --native nvlink2="$rep_dir/v3.json"
+expect 2 "FIRST:COUNT"      -- report googlenet --steps 5
+expect 2 "--steps COUNT"    -- report googlenet --steps 5:0
+expect 2 "past the last step" -- report googlenet --forward --batch 1 --steps 100000:4 --links pcie3 --out "$rep_dir/o"
+expect 2 "unknown option"   -- report googlenet --frobnicate
+expect 2 "needs a value"    -- report googlenet --out
+expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
+expect 2 "--out DIR"        -- demo --out
+expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -9,6 +9,10 @@ add_test(NAME cli_tune
   COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_tune.sh $<TARGET_FILE:lms_cli>)
 set_tests_properties(cli_tune PROPERTIES LABELS cpu TIMEOUT 600)
 
+add_test(NAME cli_report
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_report.sh $<TARGET_FILE:lms_cli>)
+set_tests_properties(cli_report PROPERTIES LABELS cpu TIMEOUT 300)
+
 add_executable(malloc_owner tests/malloc_owner.c)
 target_link_libraries(malloc_owner PRIVATE lms ${CMAKE_DL_LIBS})
 add_executable(malloc_owner_plain tests/malloc_owner.c)

@@ -9,8 +9,9 @@
 #include "lms/lms.h"
 #include "replay/replay.h"
 
-/* `lms demo`: returns the process exit status. */
-int lms__cli_demo(const lms_options_t *base);
+/* `lms demo`: returns the process exit status.  It ends by writing the
+ * NVLink vs PCIe report of its scenario into report_dir. */
+int lms__cli_demo(const lms_options_t *base, const char *report_dir);
 
 /* ---- `lms sim` (sim.c) --------------------------------------------------- */
 
@@ -49,6 +50,11 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
 int lms__cli_bench(const lms_options_t *base, int argc, char **argv);
 /* `lms tune` (tune.c): returns the process exit status. */
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv);
+/* `lms report` (report.c): returns the process exit status. */
+int lms__cli_report(const lms_options_t *base, int argc, char **argv);
+/* Moves the flags of `lms report` (and their values) out of argv into out,
+ * as lms__sim_extract_args does for `lms sim`. */
+int lms__report_extract_args(int *argc, char **argv, char **out);
 /* `lms sim`: returns the process exit status. */
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv);
 

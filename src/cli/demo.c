@@ -6,9 +6,11 @@
  * with lms on each link, next to caffe-ibm's on-demand swapping, the
  * in-memory time of a GPU large enough for everything, and the overlap
  * bound; and the published caffe-ibm timings beside what this simulator
- * predicts for the same thresholds.  Everything is a replay through the
- * public API (replay.h); nothing here is a hard-coded result except the
- * published figures, which are labelled as such. */
+ * predicts for the same thresholds; and it ends by writing the NVLink vs
+ * PCIe report of the training run (`lms report --compare-links googlenet`,
+ * report.c) with its charts, and naming the files.  Everything is a replay
+ * through the public API (replay.h); nothing here is a hard-coded result
+ * except the published figures, which are labelled as such. */
 #include <stdio.h>
 #include <string.h>
 
@@ -57,7 +59,7 @@ static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
   return lms__replay_run(w, &o, 3, 0, r, err);
 }
 
-int lms__cli_demo(const lms_options_t *base) {
+int lms__cli_demo(const lms_options_t *base, const char *report_dir) {
   const lms__opts_t *opts = &base->v;
   lms__workload_t fwd, train;
   lms__wl_init(&fwd, NULL);
@@ -150,6 +152,16 @@ int lms__cli_demo(const lms_options_t *base) {
   printf("  the device speed is calibrated on batch 1 (45.4 ms) and on the "
          "-lms 160000000 run (263.5 ms),\n  so the second row is a "
          "calibration point; the first is a prediction.\n");
+
+  /* 4. The NVLink vs PCIe report of the training run, with charts. */
+  printf("\nNVLink vs PCIe report of the training run (lms report "
+         "--compare-links googlenet --out %s):\n", report_dir);
+  fflush(stdout);
+  {
+    char *argv[] = {"--compare-links", "googlenet", "--out",
+                    (char *)report_dir, NULL};
+    if (lms__cli_report(base, 4, argv) != 0) rc = 1;
+  }
 
 done:
   lms__wl_free(&fwd);

@@ -1,6 +1,7 @@
 /* main.c - the `lms` command: a thin front end over the library.
  *
  *   lms [OPTIONS] demo      the demonstration on the simulated device
+ *   lms [OPTIONS] report    a report with charts of a run or a workload
  *   lms [OPTIONS] options   print the effective settings
  *   lms help | --help       commands and every option
  *   lms version
@@ -19,9 +20,12 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: lms [OPTIONS] COMMAND\n"
           "commands:\n"
-          "  demo      forward and backward of a GoogleNet-shaped network "
+          "  demo [--out DIR]\n"
+          "            forward and backward of a GoogleNet-shaped network "
           "larger than the GPU limit,\n"
-          "            on the simulated device, over several links\n"
+          "            on the simulated device, over several links; ends by "
+          "writing the\n"
+          "            NVLink vs PCIe report in DIR (default lms-report)\n"
           "  sim WORKLOAD|TRACE [--batch N] [--size N] [--train|--forward]\n"
           "            [--links L,..] [--policies P,..] [--capacities SIZE,..]\n"
           "            [--iterations N] [--device-tflops T] [--declare] "
@@ -38,6 +42,18 @@ static void usage(FILE *f) {
           "            [--lms-values KB,..] [--frac-values F,..] "
           "[--window-values W;..]\n"
           "            find the fastest -lms, -lms_frac and prefetch window\n"
+          "  report WORKLOAD|TRACE | report --stats RUN.json --trace "
+          "RUN.trace\n"
+          "            [--out DIR] [--steps FIRST:COUNT] [--links L,..] "
+          "[sim flags]\n"
+          "            [--compare-links [--native LINK=STATS] "
+          "[--emulated LINK=STATS]]\n"
+          "            a Markdown and HTML report with PNG charts (gnuplot): "
+          "a timeline of\n"
+          "            kernels and copies, bytes, time and GPU busy per link; "
+          "measured vs\n"
+          "            predicted; --compare-links: NVLink vs PCIe side by "
+          "side\n"
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
@@ -61,9 +77,12 @@ int main(int argc, char **argv) {
     }
   }
   /* `lms sim` has flags of its own: set them aside for it. */
-  int is_sim = 0;
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+  int is_sim = 0, is_report = 0;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "sim") == 0 || strcmp(argv[i], "tune") == 0) is_sim = 1;
+    if (strcmp(argv[i], "report") == 0 || strcmp(argv[i], "demo") == 0)
+      is_report = 1;
+  }
   char **sim_argv = calloc((size_t)argc + 1, sizeof *sim_argv);
   int sim_argc = 0;
   if (sim_argv == NULL) {
@@ -72,6 +91,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
+  else if (is_report)
+    sim_argc = lms__report_extract_args(&argc, argv, sim_argv);
   if (lms_options_load_env(opts) != LMS_OK ||
       lms_options_parse_args(opts, &argc, argv) != LMS_OK) {
     fprintf(stderr, "lms: %s\n", lms_options_error(opts));
@@ -111,12 +132,41 @@ int main(int argc, char **argv) {
       rc = lms__cli_sim(opts, n, all);
       free(all);
     }
+  } else if (strcmp(cmd, "report") == 0) {
+    /* As for sim: its words first, then its flags. */
+    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
+    int n = 0;
+    if (all == NULL) {
+      fprintf(stderr, "lms: out of memory\n");
+      rc = 1;
+    } else {
+      for (int i = 2; i < argc; i++) all[n++] = argv[i];
+      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
+      rc = lms__cli_report(opts, n, all);
+      free(all);
+    }
+  } else if (strcmp(cmd, "demo") == 0 && argc == 2) {
+    /* Its one flag, --out DIR, was set aside with report's. */
+    const char *out = "lms-report";
+    rc = 0;
+    for (int i = 0; i < sim_argc && rc == 0; i++) {
+      if (strcmp(sim_argv[i], "--out") == 0 && i + 1 < sim_argc) {
+        out = sim_argv[++i];
+      } else if (strncmp(sim_argv[i], "--out=", 6) == 0) {
+        out = sim_argv[i] + 6;
+      } else {
+        fprintf(stderr, "lms demo: %s '%s'; accepted: --out DIR\n",
+                strcmp(sim_argv[i], "--out") == 0 ? "needs a directory after"
+                                                  : "unknown option",
+                sim_argv[i]);
+        rc = 2;
+      }
+    }
+    if (rc == 0) rc = lms__cli_demo(opts, out);
   } else if (argc > 2) {
     fprintf(stderr, "lms: unexpected argument '%s' after '%s'; see 'lms help'\n",
             argv[2], cmd);
     rc = 2;
-  } else if (strcmp(cmd, "demo") == 0) {
-    rc = lms__cli_demo(opts);
   } else if (strcmp(cmd, "options") == 0) {
     char buf[8192];
     lms_options_describe(opts, buf, sizeof buf);
@@ -132,10 +182,10 @@ int main(int argc, char **argv) {
   } else {
     if (cmd[0] == '\0')
       fprintf(stderr, "lms: no command given; accepted: demo, sim, tune, "
-                      "bench, options, help, version\n");
+                      "bench, report, options, help, version\n");
     else
       fprintf(stderr, "lms: unknown command '%s'; accepted: demo, sim, "
-                      "tune, bench, options, help, version\n", cmd);
+                      "tune, bench, report, options, help, version\n", cmd);
     rc = 2;
   }
   lms_options_destroy(opts);

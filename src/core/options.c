@@ -697,6 +697,10 @@ lms_status_t lms_options_set(lms_options_t *opts, const char *name,
   return st;
 }
 
+/* LMS_* variables read by the lms command rather than the runtime:
+ * LMS_GNUPLOT, the gnuplot that `lms report` runs (src/cli/plot.h). */
+static const char *const kCommandEnv[] = {"LMS_GNUPLOT"};
+
 /* Warns about LMS_* variables that name no option: most likely a typo that
  * would otherwise be silently ignored. */
 static void warn_unknown_env(void) {
@@ -704,6 +708,9 @@ static void warn_unknown_env(void) {
     if (strncmp(*e, "LMS_", 4) != 0) continue;
     size_t len = strcspn(*e, "=");
     int known = 0;
+    for (size_t i = 0; i < sizeof kCommandEnv / sizeof kCommandEnv[0]; i++)
+      known |= strlen(kCommandEnv[i]) == len &&
+               strncmp(*e, kCommandEnv[i], len) == 0;
     for (int id = 0; id < LMS__OPT_COUNT && !known; id++)
       known = strlen(g_meta[id].env) == len &&
               strncmp(*e, g_meta[id].env, len) == 0;

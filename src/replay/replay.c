@@ -47,11 +47,11 @@ static unsigned acquire_flags(unsigned access) {
   return access & LMS_ACCESS_RW;
 }
 
-lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
-                                    const lms__opts_t *opts, int iterations,
-                                    int declare, lms__replay_hook_t hook,
-                                    void *arg, lms__replay_result_t *out,
-                                    char *err) {
+/* The one replay loop; tl, when given, records the last iteration. */
+static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
+                           int iterations, int declare, lms__replay_hook_t hook,
+                           void *arg, lms__timeline_t *tl,
+                           lms__replay_result_t *out, char *err) {
   memset(out, 0, sizeof *out);
   if (iterations < 1 || iterations > LMS__REPLAY_MAX_ITERS) {
     lms__errf(err, "iterations: %d; accepted: 1 to %d", iterations,
@@ -152,8 +152,13 @@ lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
   for (int it = 0; it < iterations; it++) {
     take_stats(ctx, &before, &rbefore);
     uint64_t t0 = lms_now_ns(ctx);
+    if (tl != NULL && it == iterations - 1) {
+      st = lms__tl_attach(tl, ctx->dev, err);
+      if (st != LMS_OK) goto done;
+    }
     for (uint32_t s = 0; s < w->nsteps; s++) {
       const lms__wl_step_t *step = &w->steps[s];
+      if (tl != NULL) tl->step = s;
       for (uint32_t r = 0; r < step->nrefs; r++) {
         uint32_t c = w->refs[step->first_ref + r].chunk;
         if (w->chunks[c].transient && span[c].first == s) {
@@ -203,6 +208,7 @@ lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
       lms__errf(err, "%s", lms_ctx_last_error(ctx));
       goto done;
     }
+    if (tl != NULL) lms__tl_detach(tl);
     take_stats(ctx, &after, &rafter);
     lms__replay_iter_t *ir = &out->iter[it];
     diff_iter(&before, &after, &rbefore, &rafter, ir);
@@ -230,6 +236,7 @@ lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
   out->period = info.period;
 
 done:
+  if (tl != NULL) lms__tl_detach(tl);
   if (ctx != NULL) {
     for (uint32_t i = 0; i < w->nchunks; i++)
       if (chunks != NULL && chunks[i] != NULL) lms_free(ctx, chunks[i]);
@@ -245,6 +252,21 @@ done:
   free(chunks);
   lms_options_destroy(o);
   return st;
+}
+
+lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
+                                    const lms__opts_t *opts, int iterations,
+                                    int declare, lms__replay_hook_t hook,
+                                    void *arg, lms__replay_result_t *out,
+                                    char *err) {
+  return replay(w, opts, iterations, declare, hook, arg, NULL, out, err);
+}
+
+lms_status_t lms__replay_run_timeline(const lms__workload_t *w,
+                                      const lms__opts_t *opts, int iterations,
+                                      lms__timeline_t *tl,
+                                      lms__replay_result_t *out, char *err) {
+  return replay(w, opts, iterations, 0, NULL, NULL, tl, out, err);
 }
 
 lms_status_t lms__replay_run(const lms__workload_t *w, const lms__opts_t *opts,

@@ -18,6 +18,7 @@
 
 #include "core/options.h"
 #include "graph/graph.h"
+#include "replay/timeline.h"
 
 #define LMS__REPLAY_MAX_ITERS 64
 
@@ -62,5 +63,12 @@ lms_status_t lms__replay_run_hooked(const lms__workload_t *w,
                                     int declare, lms__replay_hook_t hook,
                                     void *arg, lms__replay_result_t *out,
                                     char *err);
+
+/* As lms__replay_run, learning the schedule, and records in tl (set up by
+ * lms__tl_init) when each kernel and copy of the last iteration ran. */
+lms_status_t lms__replay_run_timeline(const lms__workload_t *w,
+                                      const lms__opts_t *opts, int iterations,
+                                      lms__timeline_t *tl,
+                                      lms__replay_result_t *out, char *err);
 
 #endif

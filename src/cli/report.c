@@ -1,0 +1,1268 @@
+/* report.c - `lms report`: a run, or a workload on every link, as a
+ * Markdown page, an HTML page, a JSON summary and PNG charts.
+ *
+ *   lms report WORKLOAD|TRACE [--out DIR] [--steps FIRST:COUNT] [--links ..]
+ *   lms report --stats RUN.json --trace RUN.trace [--link L] [--out DIR]
+ *   lms report --compare-links WORKLOAD|TRACE
+ *              [--native LINK=STATS] [--emulated LINK=STATS]
+ *
+ * What it draws comes from runs, never from a formula: every predicted
+ * number is a replay through the runtime on the simulated device (the same
+ * replay `lms sim` prints, so the numbers agree with `lms sim --json`), the
+ * timeline is the kernels and copies the simulated device recorded during
+ * the measured iteration (replay/timeline.h), and measured numbers are read
+ * from the stats files a real run wrote.  A run's stats hold totals only,
+ * so a real run's timeline is its trace replayed on the simulated device at
+ * the run's link, and the report says so.
+ *
+ * Invariants: the report is written even when gnuplot is missing or fails
+ * (the charts' scripts and data are written regardless, and the page says
+ * why the pictures are absent); bad input (a missing or corrupt stats or
+ * trace file, an unknown link, a bad flag) writes nothing and exits 2 with
+ * a message naming the input and what is accepted. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/plot.h"
+#include "cli/report.h"
+#include "replay/timeline.h"
+
+#define MAX_LINKS 16
+#define MAX_MEASURED 4
+#define DEFAULT_WINDOW 12
+#define MAX_WINDOW 64
+
+/* Published, CONTEXT.md: TensorFlow LMS, 3D U-Net at 192^3, epoch time on
+ * one GPU, and GPU busy over 30 batches (x86 with one GPU per PCIe Gen3
+ * bus; AC922 with 4 GPUs on 150 GB/s NVLink 2.0). */
+#define UNET_X86_EPOCH_S 1467.0
+#define UNET_AC922_EPOCH_S 590.0
+#define UNET_X86_BUSY 29.1
+#define UNET_AC922_BUSY 73.5
+
+typedef struct measured {
+  char kind[16]; /* "native", "emulated" */
+  lms__link_t link;
+  lms__stats_file_t sf;
+} measured_t;
+
+typedef struct report_args {
+  char input[LMS__PATH_MAX];
+  char stats[LMS__PATH_MAX];
+  char out[LMS__PATH_MAX];
+  lms__wl_params_t params;
+  int iterations;
+  int compare;
+  measured_t m[MAX_MEASURED];
+  int nm;
+  int steps_given;
+  uint32_t step_first, step_count;
+  lms__link_t links[MAX_LINKS];
+  size_t nlinks;
+  lms__opts_t opts;
+} report_args_t;
+
+/* One row of the per-link table: a prediction for a link, maybe with a
+ * measurement beside it. */
+typedef struct row {
+  lms__link_t link;
+  const measured_t *m;   /* NULL: predicted only */
+  int ok, od_ok;
+  lms__replay_result_t lms, od; /* the options' policy; on-demand */
+  char fail[LMS__ERRBUF];
+} row_t;
+
+/* A timeline and the window of steps it shows. */
+typedef struct tline {
+  lms__timeline_t tl;
+  lms__link_t link;
+  lms__replay_result_t r;
+  int ok;
+  uint32_t first, count;    /* steps shown */
+  uint64_t t0, t1;          /* the window on the device clock */
+  uint64_t busy, waiting;   /* compute busy and idle in the window */
+  char fail[LMS__ERRBUF];
+} tline_t;
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+static double gb(uint64_t b) { return (double)b / 1e9; }
+static double pct(uint64_t a, uint64_t b) {
+  return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* ---- Arguments ------------------------------------------------------ */
+
+static const struct {
+  const char *flag;
+  int value;
+} kReportFlags[] = {
+    {"--out", 1},        {"--stats", 1},    {"--trace", 1},
+    {"--compare-links", 0}, {"--native", 1}, {"--emulated", 1},
+    {"--steps", 1},      {"--links", 1},    {"--batch", 1},
+    {"--size", 1},       {"--train", 0},    {"--forward", 0},
+    {"--iterations", 1}, {"--device-tflops", 1},
+};
+
+int lms__report_extract_args(int *argc, char **argv, char **out) {
+  int n = 0, k = 1;
+  for (int i = 1; i < *argc; i++) {
+    const char *arg = argv[i];
+    int taken = 0;
+    for (size_t f = 0; f < sizeof kReportFlags / sizeof kReportFlags[0];
+         f++) {
+      size_t len = strlen(kReportFlags[f].flag);
+      if (strncmp(arg, kReportFlags[f].flag, len) != 0) continue;
+      if (arg[len] == '=' && kReportFlags[f].value) {
+        out[n++] = argv[i];
+        taken = 1;
+      } else if (arg[len] == '\0') {
+        out[n++] = argv[i];
+        if (kReportFlags[f].value && i + 1 < *argc) out[n++] = argv[++i];
+        taken = 1;
+      }
+      break;
+    }
+    if (!taken) argv[k++] = argv[i];
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return n;
+}
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("lms report: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return -1;
+}
+
+static int parse_long(const char *flag, const char *text, long lo, long hi,
+                      long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi)
+    return bad("%s: '%s' is not a whole number from %ld to %ld", flag, text,
+               lo, hi);
+  *out = v;
+  return 0;
+}
+
+/* LINK=STATS: a link as --link takes it, and the stats file of a real run
+ * over it. */
+static int parse_measured(const char *flag, const char *val, measured_t *m) {
+  const char *eq = strchr(val, '=');
+  if (eq == NULL || eq == val || eq[1] == '\0')
+    return bad("%s: '%s' should be LINK=STATS, e.g. nvlink2=run.json: the "
+               "link the run used and the stats file it wrote (--stats)",
+               flag, val);
+  char name[64], err[LMS__ERRBUF];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - val), val);
+  if (lms__link_parse(name, &m->link, err) != LMS_OK)
+    return bad("%s: %s", flag, err);
+  snprintf(m->kind, sizeof m->kind, "%.15s", flag + 2);
+  /* Read once the arguments are known to fit together. */
+  snprintf(m->sf.path, sizeof m->sf.path, "%s", eq + 1);
+  return 0;
+}
+
+static int parse_args(int argc, char **argv, report_args_t *a) {
+  memset(a, 0, sizeof *a);
+  a->iterations = 3;
+  a->params.train = -1;
+  snprintf(a->out, sizeof a->out, "lms-report");
+  char trace[LMS__PATH_MAX] = "";
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i], *val = NULL;
+    char flag[64];
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
+        (size_t)(eq - arg) < sizeof flag) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
+      val = eq + 1;
+    } else {
+      snprintf(flag, sizeof flag, "%s", arg);
+    }
+    int takes = -1;
+    for (size_t f = 0; f < sizeof kReportFlags / sizeof kReportFlags[0]; f++)
+      if (strcmp(flag, kReportFlags[f].flag) == 0) takes = kReportFlags[f].value;
+    if (takes == 1 && val == NULL) {
+      if (i + 1 >= argc) return bad("%s needs a value", flag);
+      val = argv[++i];
+    } else if (takes == 0 && val != NULL) {
+      return bad("%s takes no value", flag);
+    }
+    long v;
+    char err[LMS__ERRBUF];
+    if (strcmp(flag, "--out") == 0) {
+      if (val[0] == '\0' || strlen(val) > 200)
+        return bad("--out: expected a directory path of 1 to 200 bytes");
+      snprintf(a->out, sizeof a->out, "%s", val);
+    } else if (strcmp(flag, "--stats") == 0) {
+      snprintf(a->stats, sizeof a->stats, "%s", val);
+    } else if (strcmp(flag, "--trace") == 0) {
+      snprintf(trace, sizeof trace, "%s", val);
+    } else if (strcmp(flag, "--compare-links") == 0) {
+      a->compare = 1;
+    } else if (strcmp(flag, "--native") == 0 ||
+               strcmp(flag, "--emulated") == 0) {
+      if (a->nm == MAX_MEASURED)
+        return bad("%s: at most %d measured runs", flag, MAX_MEASURED);
+      if (parse_measured(flag, val, &a->m[a->nm]) != 0) return -1;
+      a->nm++;
+    } else if (strcmp(flag, "--steps") == 0) {
+      char *colon = strchr(val, ':');
+      char first[32], count[32];
+      if (colon == NULL || (size_t)(colon - val) >= sizeof first ||
+          strlen(colon + 1) >= sizeof count)
+        return bad("--steps: '%s' should be FIRST:COUNT, e.g. 40:12 (steps "
+                   "40 to 51 of the measured iteration)", val);
+      snprintf(first, sizeof first, "%.*s", (int)(colon - val), val);
+      snprintf(count, sizeof count, "%s", colon + 1);
+      if (parse_long("--steps FIRST", first, 0, 100000000, &v)) return -1;
+      a->step_first = (uint32_t)v;
+      if (parse_long("--steps COUNT", count, 1, MAX_WINDOW, &v)) return -1;
+      a->step_count = (uint32_t)v;
+      a->steps_given = 1;
+    } else if (strcmp(flag, "--links") == 0) {
+      char buf[512];
+      snprintf(buf, sizeof buf, "%s", val);
+      a->nlinks = 0;
+      char *save = NULL;
+      for (char *t = strtok_r(buf, ",", &save); t != NULL;
+           t = strtok_r(NULL, ",", &save)) {
+        if (a->nlinks == MAX_LINKS)
+          return bad("--links: at most %d links", MAX_LINKS);
+        if (lms__link_parse(t, &a->links[a->nlinks], err) != LMS_OK)
+          return bad("--links: %s", err);
+        a->nlinks++;
+      }
+      if (a->nlinks == 0)
+        return bad("--links: expected a comma-separated list such as "
+                   "pcie3,nvlink2");
+    } else if (strcmp(flag, "--batch") == 0) {
+      if (parse_long(flag, val, 1, 4096, &v)) return -1;
+      a->params.batch = (int)v;
+    } else if (strcmp(flag, "--size") == 0) {
+      if (parse_long(flag, val, 1, 100000, &v)) return -1;
+      a->params.size = (int)v;
+    } else if (strcmp(flag, "--train") == 0) {
+      a->params.train = 1;
+    } else if (strcmp(flag, "--forward") == 0) {
+      a->params.train = 0;
+    } else if (strcmp(flag, "--iterations") == 0) {
+      if (parse_long(flag, val, 2, LMS__REPLAY_MAX_ITERS, &v)) return -1;
+      a->iterations = (int)v;
+    } else if (strcmp(flag, "--device-tflops") == 0) {
+      char *end = NULL;
+      double t = strtod(val, &end);
+      if (end == val || *end != '\0' || !isfinite(t) || t <= 0 || t > 1e4)
+        return bad("--device-tflops: '%s' is not a rate from above 0 to "
+                   "10000 TFLOP/s", val);
+      a->params.device_flops = t * 1e12;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return bad("unknown option '%s'; see 'lms help'", arg);
+    } else if (a->input[0] == '\0') {
+      snprintf(a->input, sizeof a->input, "%s", arg);
+    } else {
+      return bad("unexpected argument '%s' (the input is '%s')", arg,
+                 a->input);
+    }
+  }
+  if (trace[0] != '\0') {
+    if (a->input[0] != '\0')
+      return bad("both --trace '%s' and the input '%s' were given; name one",
+                 trace, a->input);
+    snprintf(a->input, sizeof a->input, "%s", trace);
+  }
+  if (a->input[0] == '\0')
+    return bad("name a built-in workload (googlenet, unet3d), a trace file, "
+               "or a run's --stats PATH with its --trace PATH");
+  if ((a->stats[0] != '\0' || a->nm > 0) &&
+      lms__wl_find_builtin(a->input) != NULL)
+    return bad("measured stats need the trace the run wrote (--trace PATH), "
+               "not the built-in '%s': the stats cover the whole run, which "
+               "only its trace describes", a->input);
+  if (a->stats[0] != '\0' && a->nm > 0)
+    return bad("--stats reports one run; with --compare-links give "
+               "measurements as --native LINK=STATS and --emulated "
+               "LINK=STATS");
+  if (a->nm > 0 && !a->compare)
+    return bad("--native and --emulated belong to --compare-links");
+  for (int i = 0; i < a->nm; i++) {
+    char path[LMS__PATH_MAX], err[LMS__ERRBUF];
+    snprintf(path, sizeof path, "%s", a->m[i].sf.path);
+    if (lms__stats_file_read(path, &a->m[i].sf, err) != LMS_OK)
+      return bad("--%s: %s", a->m[i].kind, err);
+  }
+  return 0;
+}
+
+/* ---- Runs ------------------------------------------------------------ */
+
+static const char *const kPresets[] = {"pcie3", "pcie4",  "pcie5",
+                                       "nvlink1", "nvlink2", "c2c"};
+#define NPRESETS (sizeof kPresets / sizeof kPresets[0])
+
+static const char *policy_name(lms__policy_t p) {
+  return p == LMS_POLICY_ONDEMAND ? "ondemand"
+         : p == LMS_POLICY_LRU    ? "lru"
+                                  : "schedule";
+}
+
+/* One replay of w on a link, as `lms sim` runs it (lms__sim_one): the
+ * simulated device timing only, -lms 0 unless -lms was given, no trace or
+ * stats files written by the replay itself. */
+static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
+                        const lms__link_t *link, uint64_t capacity,
+                        lms__policy_t policy, int iterations,
+                        lms__timeline_t *tl, lms__replay_result_t *out,
+                        char *err) {
+  lms__opts_t o;
+  lms__opts_copy(&o, base);
+  o.link = *link;
+  o.gpu_limit = capacity;
+  o.policy = policy;
+  o.sim_bytes = 0;
+  o.device = LMS_DEVICE_SIM;
+  if (o.source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o.lms_kb = 0;
+  o.trace = o.trace_buf;
+  o.trace_buf[0] = '\0';
+  o.stats = o.stats_buf;
+  o.stats_buf[0] = '\0';
+  if (tl != NULL)
+    return lms__replay_run_timeline(w, &o, iterations, tl, out, err);
+  return lms__replay_run(w, &o, iterations, 0, out, err);
+}
+
+/* The window of steps to draw: the given one, or the `count` consecutive
+ * steps of the measured iteration in which compute waited longest. */
+static void pick_window(tline_t *t, uint32_t nsteps, int given,
+                        uint32_t first, uint32_t count) {
+  uint64_t *start = calloc(nsteps, sizeof *start);
+  uint64_t *end = calloc(nsteps, sizeof *end);
+  uint64_t *gap = calloc(nsteps, sizeof *gap);
+  if (start == NULL || end == NULL || gap == NULL) goto out;
+  for (size_t i = 0; i < t->tl.n; i++) {
+    const lms__tl_span_t *s = &t->tl.spans[i];
+    if (s->engine != LMS__TL_COMPUTE || s->step >= nsteps) continue;
+    start[s->step] = s->start_ns;
+    end[s->step] = s->end_ns;
+  }
+  uint64_t prev = t->tl.origin_ns;
+  for (uint32_t s = 0; s < nsteps; s++) {
+    gap[s] = start[s] > prev ? start[s] - prev : 0;
+    if (end[s] > prev) prev = end[s];
+  }
+  if (count > nsteps) count = nsteps;
+  if (!given) {
+    uint64_t sum = 0, best = 0;
+    first = 0;
+    for (uint32_t s = 0; s < nsteps; s++) {
+      sum += gap[s];
+      if (s >= count) sum -= gap[s - count];
+      if (s + 1 >= count && sum > best) {
+        best = sum;
+        first = s + 1 - count;
+      }
+    }
+  }
+  if (first + count > nsteps) first = nsteps - count;
+  t->first = first;
+  t->count = count;
+  t->t0 = start[first] - gap[first];
+  t->t1 = end[first + count - 1];
+  for (uint32_t s = first; s < first + count; s++) {
+    t->waiting += gap[s];
+    t->busy += end[s] - start[s];
+  }
+out:
+  free(start);
+  free(end);
+  free(gap);
+}
+
+/* ---- Output: Markdown and HTML side by side -------------------------- */
+
+typedef struct doc {
+  FILE *md, *html;
+} doc_t;
+
+/* Text with `code` spans, written as Markdown and as escaped HTML. */
+static void text(doc_t *d, const char *s) {
+  fputs(s, d->md);
+  int code = 0;
+  for (const char *p = s; *p; p++) {
+    switch (*p) {
+      case '`': fputs(code ? "</code>" : "<code>", d->html); code = !code; break;
+      case '<': fputs("&lt;", d->html); break;
+      case '>': fputs("&gt;", d->html); break;
+      case '&': fputs("&amp;", d->html); break;
+      default: fputc(*p, d->html);
+    }
+  }
+  if (code) fputs("</code>", d->html);
+}
+
+static void para(doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void para(doc_t *d, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fputs("<p>", d->html);
+  text(d, buf);
+  fputs("</p>\n", d->html);
+  fputs("\n\n", d->md);
+}
+
+static void heading(doc_t *d, int level, const char *s) {
+  fprintf(d->md, "%.*s ", level, "###");
+  fprintf(d->html, "<h%d>", level);
+  text(d, s);
+  fprintf(d->html, "</h%d>\n", level);
+  fputs("\n\n", d->md);
+}
+
+static void table_head(doc_t *d, int n, const char *const *cells) {
+  fputs("<table>\n<tr>", d->html);
+  fputs("|", d->md);
+  for (int i = 0; i < n; i++) {
+    fputs("<th>", d->html);
+    fputc(' ', d->md);
+    text(d, cells[i]);
+    fputs(" |", d->md);
+    fputs("</th>", d->html);
+  }
+  fputs("</tr>\n", d->html);
+  fputs("\n|", d->md);
+  for (int i = 0; i < n; i++) fputs(i == 0 ? "---|" : "---:|", d->md);
+  fputs("\n", d->md);
+}
+
+/* A row of n cells given as one string with cells separated by '\t'. */
+static void table_row(doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void table_row(doc_t *d, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fputs("<tr>", d->html);
+  fputs("|", d->md);
+  char *save = NULL;
+  for (char *c = strtok_r(buf, "\t", &save); c != NULL;
+       c = strtok_r(NULL, "\t", &save)) {
+    fputs("<td>", d->html);
+    fputc(' ', d->md);
+    text(d, c);
+    fputs(" |", d->md);
+    fputs("</td>", d->html);
+  }
+  fputs("</tr>\n", d->html);
+  fputs("\n", d->md);
+}
+
+static void table_end(doc_t *d) {
+  fputs("</table>\n", d->html);
+  fputs("\n", d->md);
+}
+
+static void image(doc_t *d, const char *png, const char *alt, int drawn,
+                  const char *why) {
+  if (drawn) {
+    fprintf(d->md, "![%s](%s)\n\n", alt, png);
+    fprintf(d->html, "<p><img src=\"%s\" alt=\"%s\"></p>\n", png, alt);
+  } else {
+    para(d, "Chart `%s` (%s) was not drawn: %s.", png, alt, why);
+  }
+}
+
+/* ---- Charts ---------------------------------------------------------- */
+
+typedef struct charts {
+  lms__plot_t plot;
+  const char *dir;
+  int skipped;
+  char why[640];
+} charts_t;
+
+static FILE *open_in(const char *dir, const char *name, char *err) {
+  char path[LMS__PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
+  return f;
+}
+
+/* Draws script into png; returns 1 if the PNG is there. */
+static int draw(charts_t *c, const char *script, const char *png) {
+  char why[640];
+  if (lms__plot_run(&c->plot, c->dir, script, png, why, sizeof why) == 0)
+    return 1;
+  if (!c->skipped) snprintf(c->why, sizeof c->why, "%s", why);
+  c->skipped = 1;
+  return 0;
+}
+
+static const char kStyle[] =
+    "set terminal pngcairo size 1100,%d font 'sans,10' noenhanced\n"
+    "set output '%s'\n"
+    "set style fill solid 0.85 border -1\n"
+    "set grid ytics lc rgb '#dddddd'\n";
+
+/* The data of one timeline: index 0 kernels, 1 copies in, 2 copies out,
+ * 3 compute waiting; x in ms from the window's start. */
+static void timeline_data(FILE *f, const tline_t *t,
+                          const lms__workload_t *w) {
+  static const double rows[3] = {2, 1, 0};
+  fprintf(f, "# %s on %s: steps %u to %u; x_ms y half_width_ms half_height "
+             "label\n", w->name, t->link.name, t->first,
+          t->first + t->count - 1);
+  uint64_t span = t->t1 > t->t0 ? t->t1 - t->t0 : 1;
+  for (int e = 0; e < 3; e++) {
+    fprintf(f, "# %s\n", e == 0 ? "kernels" : e == 1 ? "copies host to device"
+                                                     : "copies device to host");
+    int any = 0;
+    for (size_t i = 0; i < t->tl.n; i++) {
+      const lms__tl_span_t *s = &t->tl.spans[i];
+      if (s->engine != e) continue;
+      uint64_t a = s->start_ns, b = s->end_ns;
+      if (e == LMS__TL_COMPUTE &&
+          (s->step < t->first || s->step >= t->first + t->count))
+        continue;
+      if (b <= t->t0 || a >= t->t1) continue;
+      if (a < t->t0) a = t->t0;
+      if (b > t->t1) b = t->t1;
+      double x0 = ms(a - t->t0), x1 = ms(b - t->t0);
+      char label[16] = "";
+      if (e == LMS__TL_COMPUTE && (double)(b - a) > 0.04 * (double)span)
+        snprintf(label, sizeof label, "%u", s->step);
+      fprintf(f, "%.6f %g %.6f 0.3 \"%s\"\n", (x0 + x1) / 2, rows[e],
+              (x1 - x0) / 2, label);
+      any = 1;
+    }
+    /* gnuplot skips an empty block with a warning; a zero-width box far
+     * left keeps every block present and silent. */
+    if (!any) fprintf(f, "-1 %g 0 0 \"\"\n", rows[e]);
+    fprintf(f, "\n\n");
+  }
+  fprintf(f, "# compute waiting\n");
+  int any = 0;
+  uint64_t prev = t->t0;
+  for (size_t i = 0; i < t->tl.n; i++) {
+    const lms__tl_span_t *s = &t->tl.spans[i];
+    if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
+        s->step >= t->first + t->count)
+      continue;
+    if (s->start_ns > prev) {
+      double x0 = ms(prev - t->t0), x1 = ms(s->start_ns - t->t0);
+      fprintf(f, "%.6f 2 %.6f 0.3 \"\"\n", (x0 + x1) / 2, (x1 - x0) / 2);
+      any = 1;
+    }
+    if (s->end_ns > prev) prev = s->end_ns;
+  }
+  if (!any) fprintf(f, "-1 2 0 0 \"\"\n");
+}
+
+static void timeline_plot(FILE *g, const char *dat, const tline_t *t,
+                          double xmax, int key) {
+  fprintf(g,
+          "set title \"%s link (%.1f/%.1f GB/s): steps %u-%u, the GPU waits "
+          "%.1f of %.1f ms (%.0f%%)\"\n",
+          t->link.name, t->link.h2d_gbps, t->link.d2h_gbps, t->first,
+          t->first + t->count - 1, ms(t->waiting), ms(t->t1 - t->t0),
+          pct(t->waiting, t->t1 - t->t0));
+  fprintf(g, "set xrange [0:%.6f]\n", xmax);
+  fprintf(g, "%s\n", key ? "set key at screen 0.5, screen 0.01 center "
+                               "bottom horizontal\nset bmargin 6"
+                         : "unset key\nset bmargin 3");
+  fprintf(g,
+          "plot '%s' index 0 using 1:2:3:4 with boxxyerror lc rgb '#2e7d32' "
+          "title 'kernel (label: step)', \\\n"
+          "     '' index 3 using 1:2:3:4 with boxxyerror lc rgb '#e53935' "
+          "title 'GPU waiting for data', \\\n"
+          "     '' index 1 using 1:2:3:4 with boxxyerror lc rgb '#1e88e5' "
+          "title 'copy host to device', \\\n"
+          "     '' index 2 using 1:2:3:4 with boxxyerror lc rgb '#fb8c00' "
+          "title 'copy device to host', \\\n"
+          "     '' index 0 using 1:(2.5):5 with labels font ',8' notitle\n",
+          dat);
+}
+
+/* timeline.gp: one panel per recorded link, the same steps in each. */
+static int write_timeline(charts_t *c, tline_t *t, int n,
+                          const lms__workload_t *w, char *err) {
+  double xmax = 0;
+  for (int i = 0; i < n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "timeline-%s.dat", t[i].link.name);
+    FILE *f = open_in(c->dir, name, err);
+    if (f == NULL) return -1;
+    timeline_data(f, &t[i], w);
+    if (fclose(f) != 0) {
+      lms__errf(err, "writing '%s/%s' failed", c->dir, name);
+      return -1;
+    }
+    if (ms(t[i].t1 - t[i].t0) > xmax) xmax = ms(t[i].t1 - t[i].t0);
+  }
+  FILE *g = open_in(c->dir, "timeline.gp", err);
+  if (g == NULL) return -1;
+  fprintf(g, "# The kernels and copies of a few steps, as the simulated "
+             "device recorded them.\n# Redraw: gnuplot timeline.gp\n");
+  fprintf(g, kStyle, 120 + 300 * n, "timeline.png");
+  fprintf(g, "set xlabel 'time from the start of the window (ms)'\n"
+             "set ytics ('compute' 2, 'host to device' 1, 'device to host' 0)\n"
+             "set yrange [-0.6:2.8]\nset grid xtics\n");
+  fprintf(g, "set multiplot layout %d,1 title \"%s: kernels and copies\"\n", n,
+          w->name);
+  for (int i = 0; i < n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "timeline-%s.dat", t[i].link.name);
+    timeline_plot(g, name, &t[i], xmax * 1.01, i == n - 1);
+  }
+  fprintf(g, "unset multiplot\n");
+  if (fclose(g) != 0) {
+    lms__errf(err, "writing '%s/timeline.gp' failed", c->dir);
+    return -1;
+  }
+  return 0;
+}
+
+/* links.dat, links.gp (bytes and time per link) and busy.gp. */
+static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
+                             const char *unit, const char *policy, const lms__workload_t *w,
+                             uint64_t inmem_ns, char *err) {
+  FILE *f = open_in(c->dir, "links.dat", err);
+  if (f == NULL) return -1;
+  fprintf(f, "# link h2d_gb d2h_gb lms_ms ondemand_ms in_memory_ms "
+             "lms_busy_pct ondemand_busy_pct measured_ms\n");
+  for (size_t i = 0; i < n; i++) {
+    const row_t *r = &rows[i];
+    if (!r->ok) continue;
+    char label[64];
+    if (r->m != NULL)
+      snprintf(label, sizeof label, "%s (%s)", r->link.name, r->m->kind);
+    else
+      snprintf(label, sizeof label, "%s", r->link.name);
+    fprintf(f, "\"%s\" %.4f %.4f %.3f ", label, gb(r->lms.last.bytes_h2d),
+            gb(r->lms.last.bytes_d2h), ms(r->lms.last.time_ns));
+    if (r->od_ok)
+      fprintf(f, "%.3f ", ms(r->od.last.time_ns));
+    else
+      fprintf(f, "- ");
+    fprintf(f, "%.3f %.2f ", ms(inmem_ns),
+            pct(r->lms.last.compute_ns, r->lms.last.time_ns));
+    if (r->od_ok)
+      fprintf(f, "%.2f ", pct(r->od.last.compute_ns, r->od.last.time_ns));
+    else
+      fprintf(f, "- ");
+    if (r->m != NULL)
+      fprintf(f, "%.3f\n", ms(r->m->sf.st.elapsed_ns));
+    else
+      fprintf(f, "-\n");
+  }
+  if (fclose(f) != 0) {
+    lms__errf(err, "writing '%s/links.dat' failed", c->dir);
+    return -1;
+  }
+  int measured = 0;
+  for (size_t i = 0; i < n; i++) measured |= rows[i].m != NULL;
+  FILE *g = open_in(c->dir, "links.gp", err);
+  if (g == NULL) return -1;
+  fprintf(g, "# Bytes moved and time per link.  Redraw: gnuplot links.gp\n");
+  fprintf(g, kStyle, 460, "links.png");
+  fprintf(g,
+          "set datafile missing '-'\n"
+          "set style data histograms\n"
+          "set style histogram clustered gap 1\n"
+          "set xtics rotate by -30 nomirror\n"
+          "set key top left\n"
+          "set multiplot layout 1,2 title \"%s\"\n"
+          "set title 'bytes over the link per %s'\n"
+          "set ylabel 'GB (10^9 bytes)'\nset yrange [0:*]\n"
+          "plot 'links.dat' using 2:xtic(1) title 'host to device' lc rgb "
+          "'#1e88e5', '' using 3 title 'device to host' lc rgb '#fb8c00'\n"
+          "set title 'time per %s'\nset ylabel 'ms'\n"
+          "plot 'links.dat' using 4:xtic(1) title 'lms (predicted)' lc rgb "
+          "'#2e7d32', '' using 5 title 'on-demand swapping (predicted)' lc "
+          "rgb '#9e9e9e', '' using 6 title 'in memory' lc rgb '#6a1b9a'%s\n"
+          "unset multiplot\n",
+          w->name, unit, unit,
+          measured ? ", '' using 9 title 'measured' lc rgb '#000000'" : "");
+  if (fclose(g) != 0) {
+    lms__errf(err, "writing '%s/links.gp' failed", c->dir);
+    return -1;
+  }
+  g = open_in(c->dir, "busy.gp", err);
+  if (g == NULL) return -1;
+  fprintf(g, "# GPU busy per link.  Redraw: gnuplot busy.gp\n");
+  fprintf(g, kStyle, 420, "busy.png");
+  fprintf(g,
+          "set datafile missing '-'\n"
+          "set style data histograms\n"
+          "set style histogram clustered gap 1\n"
+          "set xtics rotate by -30 nomirror\n"
+          "set key outside bottom center horizontal\n"
+          "set title \"%s: GPU busy (compute time over the %s's time)\"\n"
+          "set ylabel 'GPU busy (%%)'\nset yrange [0:105]\n"
+          "plot 'links.dat' using 7:xtic(1) title 'lms (%s)' lc rgb '#2e7d32', "
+          "'' using 8 title 'on-demand swapping' lc rgb '#9e9e9e', "
+          "'' using ($0-0.17):7:(sprintf('%%.0f', $7)) with labels offset "
+          "0,0.7 font ',8' notitle, "
+          "'' using ($0+0.17):8:(sprintf('%%.0f', $8)) with labels offset "
+          "0,0.7 font ',8' notitle\n",
+          w->name, unit, policy);
+  if (fclose(g) != 0) {
+    lms__errf(err, "writing '%s/busy.gp' failed", c->dir);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- The report ------------------------------------------------------ */
+
+static int mkdir_p(const char *dir, char *err) {
+  char buf[LMS__PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", dir);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
+    *p = '/';
+  }
+  if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+    lms__errf(err, "--out: cannot create the directory '%s': %s", dir,
+              strerror(errno));
+    return -1;
+  }
+  struct stat sb;
+  if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    lms__errf(err, "--out: '%s' exists and is not a directory", dir);
+    return -1;
+  }
+  return 0;
+}
+
+static void json_run(FILE *f, const char *key, const lms__replay_result_t *r) {
+  const lms__replay_iter_t *l = &r->last;
+  fprintf(f, "\"%s\": {\"iteration_ns\": %llu, \"compute_ns\": %llu, "
+             "\"gpu_busy\": %.4f, \"bytes_h2d\": %llu, \"bytes_d2h\": %llu, "
+             "\"stall_ns\": %llu, \"overlap_bound_ns\": %llu}",
+          key, (unsigned long long)l->time_ns,
+          (unsigned long long)l->compute_ns,
+          l->time_ns ? (double)l->compute_ns / (double)l->time_ns : 0.0,
+          (unsigned long long)l->bytes_h2d, (unsigned long long)l->bytes_d2h,
+          (unsigned long long)l->stall_ns,
+          (unsigned long long)r->overlap_bound_ns);
+}
+
+int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
+  report_args_t *a = calloc(1, sizeof *a);
+  if (a == NULL) {
+    fprintf(stderr, "lms report: out of memory\n");
+    return 1;
+  }
+  int rc = 2;
+  char err[LMS__ERRBUF] = "";
+  lms__workload_t w;
+  lms__wl_init(&w, NULL);
+  row_t *rows = NULL;
+  tline_t *tls = NULL;
+  int ntl = 0;
+  doc_t d = {NULL, NULL};
+  FILE *js = NULL;
+  lms__stats_file_t run_sf;
+  if (parse_args(argc, argv, a) != 0) goto done;
+  /* The replays write no stats or trace files of their own, whatever
+   * LMS_STATS and LMS_TRACE say. */
+  lms__opts_t *opts = &a->opts;
+  lms__opts_copy(opts, &base->v);
+  opts->stats = opts->stats_buf;
+  opts->stats_buf[0] = '\0';
+  opts->trace = opts->trace_buf;
+  opts->trace_buf[0] = '\0';
+  if (opts->device == LMS_DEVICE_CUDA) {
+    bad("--device cuda: the report replays on the simulated device; give a "
+        "real run's --stats and --trace instead");
+    goto done;
+  }
+  int have_run = a->stats[0] != '\0';
+  if (have_run && lms__stats_file_read(a->stats, &run_sf, err) != LMS_OK) {
+    bad("--stats: %s", err);
+    goto done;
+  }
+  {
+    lms__sim_args_t sa;
+    lms__sim_args_init(&sa);
+    snprintf(sa.input, sizeof sa.input, "%s", a->input);
+    sa.params = a->params;
+    if (lms__sim_load(&sa, &w, err) != LMS_OK) {
+      bad("%s", err);
+      goto done;
+    }
+  }
+  /* A run's trace holds the whole run: replay it once and compare with the
+   * run's elapsed time.  A workload is replayed for some iterations and the
+   * last is measured, as `lms sim` does. */
+  int whole_run = have_run || a->nm > 0;
+  int iters = whole_run ? 1 : a->iterations;
+  const char *unit = whole_run ? "run" : "iteration";
+  uint64_t capacity = opts->gpu_limit;
+  if (capacity == 0 && have_run) capacity = run_sf.st.device_limit;
+  if (capacity == 0 && a->nm > 0) capacity = a->m[0].sf.st.device_limit;
+  if (capacity == 0) capacity = 16ull << 30;
+  if (capacity < lms__wl_max_step_bytes(&w)) {
+    bad("a GPU of %llu bytes cannot hold the largest step of '%s' (%llu "
+        "bytes); give a larger --gpu-limit",
+        (unsigned long long)capacity, w.name,
+        (unsigned long long)lms__wl_max_step_bytes(&w));
+    goto done;
+  }
+  if (a->nlinks == 0) {
+    for (size_t i = 0; i < NPRESETS; i++)
+      lms__link_parse(kPresets[i], &a->links[a->nlinks++], err);
+  }
+  lms__policy_t policy = opts->policy;
+
+  if (mkdir_p(a->out, err) != 0) {
+    fprintf(stderr, "lms report: %s\n", err);
+    goto done;
+  }
+  rc = 1;
+  /* The rows: measured runs first, each with its prediction, then the
+   * predictions for every link asked for. */
+  size_t nrows = (size_t)a->nm + (have_run ? 1 : 0) + a->nlinks;
+  rows = calloc(nrows, sizeof *rows);
+  tls = calloc(2, sizeof *tls);
+  if (rows == NULL || tls == NULL) {
+    fprintf(stderr, "lms report: out of memory\n");
+    goto done;
+  }
+  measured_t run_m;
+  memset(&run_m, 0, sizeof run_m);
+  size_t nr = 0;
+  if (have_run) {
+    snprintf(run_m.kind, sizeof run_m.kind, "measured");
+    run_m.link = opts->link;
+    run_m.sf = run_sf;
+    rows[nr].link = opts->link;
+    rows[nr++].m = &run_m;
+  }
+  for (int i = 0; i < a->nm; i++) {
+    rows[nr].link = a->m[i].link;
+    rows[nr++].m = &a->m[i];
+  }
+  for (size_t i = 0; i < a->nlinks; i++) rows[nr++].link = a->links[i];
+
+  lms__replay_result_t mem;
+  if (lms__sim_in_memory(&w, opts, iters, &mem, err) != LMS_OK) {
+    fprintf(stderr, "lms report: the in-memory run failed: %s\n", err);
+    goto done;
+  }
+  for (size_t i = 0; i < nr; i++) {
+    row_t *r = &rows[i];
+    r->ok = run(&w, opts, &r->link, capacity, policy, iters, NULL, &r->lms,
+                r->fail) == LMS_OK;
+    char e2[LMS__ERRBUF];
+    r->od_ok = policy != LMS_POLICY_ONDEMAND &&
+               run(&w, opts, &r->link, capacity, LMS_POLICY_ONDEMAND, iters,
+                   NULL, &r->od, e2) == LMS_OK;
+  }
+
+  /* Timelines: the run's link; or, comparing, the slowest PCIe link asked
+   * for beside the fastest NVLink (the source document's contrast). */
+  {
+    const lms__link_t *pick[2] = {NULL, NULL};
+    if (have_run) {
+      pick[0] = &opts->link;
+    } else if (a->compare) {
+      for (size_t i = 0; i < a->nlinks; i++) {
+        const lms__link_t *l = &a->links[i];
+        if (strncmp(l->name, "pcie", 4) == 0 &&
+            (pick[0] == NULL || l->h2d_gbps < pick[0]->h2d_gbps))
+          pick[0] = l;
+        if (strncmp(l->name, "nvlink", 6) == 0 &&
+            (pick[1] == NULL || l->h2d_gbps > pick[1]->h2d_gbps))
+          pick[1] = l;
+      }
+      if (pick[0] == NULL) pick[0] = &a->links[0];
+      if (pick[1] == NULL && a->nlinks > 1) pick[1] = &a->links[a->nlinks - 1];
+    } else {
+      pick[0] = opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT ? &opts->link
+                                                                : &a->links[0];
+    }
+    for (int i = 0; i < 2 && pick[i] != NULL; i++) {
+      tline_t *t = &tls[ntl++];
+      lms__tl_init(&t->tl);
+      t->link = *pick[i];
+      if (run(&w, opts, pick[i], capacity, policy, iters, &t->tl, &t->r,
+              t->fail) != LMS_OK) {
+        ntl--;
+        lms__tl_free(&t->tl);
+        fprintf(stderr, "lms report: the timeline on %s failed: %s\n",
+                pick[i]->name, t->fail);
+        continue;
+      }
+      t->ok = 1;
+    }
+    uint32_t count = a->steps_given ? a->step_count : DEFAULT_WINDOW;
+    if (a->steps_given && a->step_first >= w.nsteps) {
+      bad("--steps: the first step %u is past the last step of '%s' (%u)",
+          a->step_first, w.name, w.nsteps - 1);
+      rc = 2;
+      goto done;
+    }
+    /* The first link picks the window; the second shows the same steps. */
+    for (int i = 0; i < ntl; i++)
+      pick_window(&tls[i], w.nsteps, a->steps_given || i > 0,
+                  i > 0 ? tls[0].first : a->step_first, count);
+  }
+
+  /* Files. */
+  charts_t ch;
+  memset(&ch, 0, sizeof ch);
+  ch.dir = a->out;
+  lms__plot_find(&ch.plot);
+  if ((ntl > 0 && write_timeline(&ch, tls, ntl, &w, err) != 0) ||
+      write_link_charts(&ch, rows, nr, unit, policy_name(policy), &w, mem.last.time_ns, err) != 0) {
+    fprintf(stderr, "lms report: %s\n", err);
+    goto done;
+  }
+  int drawn_tl = ntl > 0 && draw(&ch, "timeline.gp", "timeline.png");
+  int drawn_links = draw(&ch, "links.gp", "links.png");
+  int drawn_busy = draw(&ch, "busy.gp", "busy.png");
+
+  d.md = open_in(a->out, "report.md", err);
+  d.html = d.md ? open_in(a->out, "report.html", err) : NULL;
+  js = d.html ? open_in(a->out, "report.json", err) : NULL;
+  if (js == NULL) {
+    fprintf(stderr, "lms report: %s\n", err);
+    goto done;
+  }
+  fprintf(d.html, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                  "<title>lms report: %s</title>\n<style>body{font-family:"
+                  "sans-serif;max-width:1150px;margin:2em auto}table{border-"
+                  "collapse:collapse}td,th{border:1px solid #ccc;padding:2px "
+                  "8px;text-align:right}td:first-child{text-align:left}"
+                  "img{max-width:100%%}</style></head><body>\n", w.name);
+  char title[160];
+  snprintf(title, sizeof title, "%s: %s",
+           a->compare ? "NVLink vs PCIe" : "lms report", w.name);
+  heading(&d, 1, title);
+  para(&d, "%u steps, %u chunks, %.2f GB of chunks, %.1f ms of compute per "
+           "%s; a %.1f GiB GPU, policy `%s`, -lms %lld. In memory (a GPU "
+           "holding everything): %.1f ms per %s.",
+       w.nsteps, w.nchunks, gb(lms__wl_chunk_bytes(&w)),
+       ms(lms__wl_compute_ns(&w)), whole_run ? "run (the trace)" : "iteration",
+       (double)capacity / (1ull << 30),
+       policy_name(policy),
+       (long long)(opts->source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT
+                       ? 0
+                       : opts->lms_kb),
+       ms(mem.last.time_ns), unit);
+  para(&d, "Predicted figures are replays of %s through the runtime on the "
+           "simulated device (`lms sim` gives the same numbers); %s",
+       whole_run ? "the run's trace, once" :
+                   "the workload, the last of the iterations measured",
+       have_run || a->nm > 0
+           ? "measured figures are the stats files the runs wrote."
+           : "no measured run was given (pass a real run's files: `--stats "
+             "PATH --trace PATH`, or with `--compare-links`, `--native "
+             "LINK=STATS` and `--emulated LINK=STATS`).");
+
+  /* Measured runs beside their predictions. */
+  fprintf(js, "{\"workload\": \"%s\", \"unit\": \"%s\", \"capacity\": %llu, "
+              "\"policy\": \"%s\", \"in_memory_ns\": %llu,\n \"measured\": [",
+          w.name, unit, (unsigned long long)capacity, policy_name(policy),
+          (unsigned long long)mem.last.time_ns);
+  int first_js = 1;
+  if (have_run || a->nm > 0) {
+    heading(&d, 2, "Measured and predicted");
+    static const char *const head[] = {
+        "run", "link", "measured ms", "predicted ms", "error",
+        "GPU busy meas.", "GPU busy pred.", "H2D GB meas.", "H2D GB pred.",
+        "D2H GB meas.", "D2H GB pred.", "stall ms meas.", "stall ms pred."};
+    table_head(&d, 13, head);
+    for (size_t i = 0; i < nr; i++) {
+      const row_t *r = &rows[i];
+      if (r->m == NULL) continue;
+      const lms_stats_t *s = &r->m->sf.st;
+      uint64_t comp = lms__wl_compute_ns(&w);
+      if (!r->ok) {
+        table_row(&d, "%s\t%s\t%.1f\tfailed: %.100s\t\t\t\t\t\t\t\t\t",
+                  r->m->kind, r->link.name, ms(s->elapsed_ns), r->fail);
+        continue;
+      }
+      const lms__replay_iter_t *p = &r->lms.last;
+      double e = (double)p->time_ns / (double)s->elapsed_ns - 1.0;
+      table_row(&d,
+                "%s (`%s`)\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%.2f\t"
+                "%.2f\t%.2f\t%.2f\t%.1f\t%.1f",
+                r->m->kind, r->m->sf.path, r->link.name, ms(s->elapsed_ns),
+                ms(p->time_ns), 100.0 * e, pct(comp, s->elapsed_ns),
+                pct(p->compute_ns, p->time_ns), gb((uint64_t)s->bytes_h2d.total),
+                gb(p->bytes_h2d), gb((uint64_t)s->bytes_d2h.total),
+                gb(p->bytes_d2h), ms((uint64_t)s->stall_ns.total),
+                ms(p->stall_ns));
+      fprintf(js, "%s\n  {\"kind\": \"%s\", \"link\": \"%s\", "
+                  "\"elapsed_ns\": %llu, \"bytes_h2d\": %lld, "
+                  "\"bytes_d2h\": %lld, \"stall_ns\": %lld, \"error\": %.4f, ",
+              first_js ? "" : ",", r->m->kind, r->link.name,
+              (unsigned long long)s->elapsed_ns, (long long)s->bytes_h2d.total,
+              (long long)s->bytes_d2h.total, (long long)s->stall_ns.total, e);
+      json_run(js, "predicted", &r->lms);
+      fputc('}', js);
+      first_js = 0;
+    }
+    table_end(&d);
+    para(&d, "error: predicted over measured, minus one. Measured GPU busy "
+             "is the trace's compute time over the run's elapsed time.");
+  }
+  fprintf(js, "],\n \"links\": [");
+
+  /* Per link. */
+  heading(&d, 2, a->compare ? "Side by side: every link"
+                            : "Per link (predicted)");
+  {
+    char c_ms[40], c_od[40];
+    snprintf(c_ms, sizeof c_ms, "%s ms per %s", policy_name(policy), unit);
+    snprintf(c_od, sizeof c_od, "on-demand ms per %s", unit);
+    const char *head[] = {"link", "H2D/D2H GB/s", "source", c_ms,
+                          "x in memory", "bound ms", "GPU busy", "H2D GB",
+                          "D2H GB", "stall ms", c_od, "on-demand busy",
+                          "error"};
+    table_head(&d, 13, head);
+  }
+  first_js = 1;
+  for (size_t i = 0; i < nr; i++) {
+    const row_t *r = &rows[i];
+    char src[64], odc[32] = "-", odb[32] = "-", errc[32] = "-";
+    if (r->m != NULL)
+      snprintf(src, sizeof src, "%s (measured %.1f ms)", r->m->kind,
+               ms(r->m->sf.st.elapsed_ns));
+    else
+      snprintf(src, sizeof src, "predicted");
+    if (!r->ok) {
+      table_row(&d, "%s\t%.1f/%.1f\t%s\tfailed: %.120s\t\t\t\t\t\t\t\t\t",
+                r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
+                r->fail);
+      continue;
+    }
+    const lms__replay_iter_t *l = &r->lms.last;
+    if (r->od_ok) {
+      snprintf(odc, sizeof odc, "%.1f", ms(r->od.last.time_ns));
+      snprintf(odb, sizeof odb, "%.1f%%",
+               pct(r->od.last.compute_ns, r->od.last.time_ns));
+    }
+    if (r->m != NULL)
+      snprintf(errc, sizeof errc, "%+.1f%%",
+               100.0 * ((double)l->time_ns / (double)r->m->sf.st.elapsed_ns -
+                        1.0));
+    table_row(&d, "%s\t%.1f/%.1f\t%s\t%.1f\t%.2fx\t%.1f\t%.1f%%\t%.2f\t%.2f\t"
+                  "%.1f\t%s\t%s\t%s",
+              r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
+              ms(l->time_ns), (double)l->time_ns / (double)mem.last.time_ns,
+              ms(r->lms.overlap_bound_ns), pct(l->compute_ns, l->time_ns),
+              gb(l->bytes_h2d), gb(l->bytes_d2h), ms(l->stall_ns), odc, odb,
+              errc);
+    if (r->m != NULL) continue;
+    fprintf(js, "%s\n  {\"link\": \"%s\", \"h2d_gbps\": %.3f, "
+                "\"d2h_gbps\": %.3f, ",
+            first_js ? "" : ",", r->link.name, r->link.h2d_gbps,
+            r->link.d2h_gbps);
+    json_run(js, "lms", &r->lms);
+    if (r->od_ok) {
+      fputs(", ", js);
+      json_run(js, "ondemand", &r->od);
+    }
+    fputc('}', js);
+    first_js = 0;
+  }
+  table_end(&d);
+  para(&d, "x in memory: time over the in-memory time; bound: max(compute, "
+           "H2D bytes / rate, D2H bytes / rate), which no schedule of these "
+           "copies beats; GPU busy: compute over the %s's time; on-demand: "
+           "caffe-ibm's swapping (in when used, no prefetch) for contrast.",
+       unit);
+  image(&d, "links.png", "bytes and time per link", drawn_links, ch.why);
+  image(&d, "busy.png", "GPU busy per link", drawn_busy, ch.why);
+  fprintf(js, "\n ],\n \"timelines\": [");
+
+  /* The published U-Net comparison, for the built-in U-Net at 192^3. */
+  const row_t *p3 = NULL, *n2 = NULL;
+  for (size_t i = 0; i < nr; i++) {
+    if (rows[i].m != NULL || !rows[i].ok) continue;
+    if (strcmp(rows[i].link.name, "pcie3") == 0) p3 = &rows[i];
+    if (strcmp(rows[i].link.name, "nvlink2") == 0) n2 = &rows[i];
+  }
+  int unet = strncmp(w.name, "unet3d-192-b1-train", 19) == 0 && p3 && n2;
+
+  /* Timelines. */
+  if (ntl > 0) {
+    heading(&d, 2, "Timeline");
+    para(&d, "The kernels of steps %u to %u of the measured %s and every "
+             "copy beside them, as the simulated device recorded them "
+             "(start and end of each piece of work read back from the "
+             "device as it ran%s). Red on the compute row is the GPU "
+             "waiting for data.%s",
+         tls[0].first, tls[0].first + tls[0].count - 1, unit,
+         have_run ? "; a real run's stats hold totals only, so this is its "
+                    "trace replayed at the run's link" : "",
+         a->steps_given ? "" : " The steps are the ones where compute "
+                               "waited longest; choose others with "
+                               "`--steps FIRST:COUNT`.");
+    static const char *const head[] = {"link", "steps", "window ms",
+                                       "GPU busy ms", "GPU waits ms",
+                                       "GPU waits"};
+    table_head(&d, 6, head);
+    for (int i = 0; i < ntl; i++) {
+      const tline_t *t = &tls[i];
+      table_row(&d, "%s\t%u-%u\t%.2f\t%.2f\t%.2f\t%.1f%%", t->link.name,
+                t->first, t->first + t->count - 1, ms(t->t1 - t->t0),
+                ms(t->busy), ms(t->waiting), pct(t->waiting, t->t1 - t->t0));
+      fprintf(js, "%s\n  {\"link\": \"%s\", \"first_step\": %u, "
+                  "\"steps\": %u, \"window_ns\": %llu, \"busy_ns\": %llu, "
+                  "\"waiting_ns\": %llu, \"spans\": %zu, \"truncated\": %d, "
+                  "\"iteration_ns\": %llu}",
+              i ? "," : "", t->link.name, t->first, t->count,
+              (unsigned long long)(t->t1 - t->t0),
+              (unsigned long long)t->busy, (unsigned long long)t->waiting,
+              t->tl.n, t->tl.truncated,
+              (unsigned long long)t->r.last.time_ns);
+    }
+    table_end(&d);
+    image(&d, "timeline.png", "timeline of kernels and copies", drawn_tl,
+          ch.why);
+    static const char *const shead[] = {"step", "name", "kernel ms",
+                                        "waited before it ms"};
+    table_head(&d, 4, shead);
+    const tline_t *t = &tls[0];
+    uint64_t prev = t->t0;
+    for (size_t i = 0; i < t->tl.n; i++) {
+      const lms__tl_span_t *s = &t->tl.spans[i];
+      if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
+          s->step >= t->first + t->count)
+        continue;
+      table_row(&d, "%u\t%s\t%.3f\t%.3f", s->step, w.steps[s->step].name,
+                ms(s->end_ns - s->start_ns),
+                ms(s->start_ns > prev ? s->start_ns - prev : 0));
+      if (s->end_ns > prev) prev = s->end_ns;
+    }
+    table_end(&d);
+  }
+  fprintf(js, "\n ]");
+
+  if (unet) {
+    double pub = UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S;
+    heading(&d, 2, "Against the published 3D U-Net figures");
+    para(&d, "TensorFlow LMS, 3D U-Net at 192^3, one model per GPU: an "
+             "epoch took %.0f s on x86 with PCIe Gen3 and %.0f s on the "
+             "POWER9 AC922 with NVLink 2.0 (%.2fx); the GPU was busy %.1f %% "
+             "of the time on x86 and %.1f %% on the AC922. Predicted: the "
+             "built-in U-Net on `pcie3` and `nvlink2` (the AC922's 4-GPU "
+             "link). The simulator predicts an iteration, not an epoch; the "
+             "ratio and the busy share do not depend on the epoch's length.",
+         UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
+         UNET_AC922_BUSY);
+    static const char *const head[] = {
+        "", "x86 PCIe Gen3", "AC922 NVLink 2.0", "AC922 / x86 time ratio",
+        "ratio error", "GPU busy x86", "GPU busy AC922", "busy error (points)"};
+    table_head(&d, 8, head);
+    table_row(&d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
+                  "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
+              UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
+              UNET_AC922_BUSY);
+    fprintf(js, ",\n \"unet_published\": {\"ratio\": %.4f, \"busy_x86\": "
+                "%.1f, \"busy_ac922\": %.1f}", pub, UNET_X86_BUSY,
+            UNET_AC922_BUSY);
+    for (int k = 0; k < 2; k++) {
+      const lms__replay_result_t *x = k == 0 ? (p3->od_ok ? &p3->od : NULL)
+                                             : &p3->lms;
+      const lms__replay_result_t *y = k == 0 ? (n2->od_ok ? &n2->od : NULL)
+                                             : &n2->lms;
+      if (x == NULL || y == NULL) continue;
+      double ratio = (double)x->last.time_ns / (double)y->last.time_ns;
+      double bx = pct(x->last.compute_ns, x->last.time_ns);
+      double by = pct(y->last.compute_ns, y->last.time_ns);
+      const char *label = k == 0 ? "predicted, on-demand swapping (every "
+                                   "tensor moved, no prefetch)"
+                                 : "predicted, lms (prefetch by schedule)";
+      table_row(&d, "%s\t%.1f ms per iteration\t%.1f ms per iteration\t"
+                    "%.2fx\t%+.0f%%\t%.1f%%\t%.1f%%\t%+.1f / %+.1f",
+                label, ms(x->last.time_ns), ms(y->last.time_ns), ratio,
+                100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
+                by - UNET_AC922_BUSY);
+      fprintf(js, ",\n \"unet_%s\": {\"ratio\": %.4f, \"ratio_error\": "
+                  "%.4f, \"busy_x86\": %.2f, \"busy_ac922\": %.2f}",
+              k == 0 ? "ondemand" : "lms", ratio, ratio / pub - 1.0, bx, by);
+    }
+    table_end(&d);
+    para(&d, "TFLMS swapped every activation out in the forward pass and "
+             "brought it back ahead of its use in the backward pass; the "
+             "on-demand row moves every tensor with no prefetch, the lms "
+             "row prefetches by the learned schedule and keeps what fits. "
+             "The published x86 and AC922 runs also differ in CPU and "
+             "software, which no link model holds.");
+  }
+  fprintf(js, "\n}\n");
+
+  /* Files and the charts' state. */
+  heading(&d, 2, "Files");
+  para(&d, "In `%s`: `report.md`, `report.html`, `report.json`; charts "
+           "`timeline.png`, `links.png`, `busy.png`, each drawn by the "
+           "gnuplot script of the same name (`.gp`, with its `.dat` data) "
+           "-- redraw with `gnuplot NAME.gp` in this directory.",
+       a->out);
+  if (ch.skipped)
+    para(&d, "Note: charts were skipped: %s. The scripts and data are "
+             "written; the tables above hold every figure.", ch.why);
+  fputs("</body></html>\n", d.html);
+  rc = 0;
+  if (fclose(d.md) != 0 || fclose(d.html) != 0 || fclose(js) != 0) {
+    fprintf(stderr, "lms report: writing the report in '%s' failed\n",
+            a->out);
+    rc = 1;
+  }
+  d.md = d.html = js = NULL;
+  printf("lms report: wrote %s/report.md, %s/report.html, %s/report.json\n",
+         a->out, a->out, a->out);
+  if (ch.skipped)
+    printf("lms report: charts skipped: %s\n  (scripts and data are in %s: "
+           "timeline.gp, links.gp, busy.gp)\n", ch.why, a->out);
+  else
+    printf("lms report: charts %s/timeline.png, %s/links.png, %s/busy.png\n",
+           a->out, a->out, a->out);
+  for (int i = 0; i < ntl; i++)
+    printf("  %-8s %.1f ms per %s, GPU busy %.1f%%; in steps %u-%u the GPU "
+           "waits %.1f of %.1f ms (%.0f%%)\n",
+           tls[i].link.name, ms(tls[i].r.last.time_ns), unit,
+           pct(tls[i].r.last.compute_ns, tls[i].r.last.time_ns),
+           tls[i].first, tls[i].first + tls[i].count - 1,
+           ms(tls[i].waiting), ms(tls[i].t1 - tls[i].t0),
+           pct(tls[i].waiting, tls[i].t1 - tls[i].t0));
+
+done:
+  if (d.md) fclose(d.md);
+  if (d.html) fclose(d.html);
+  if (js) fclose(js);
+  for (int i = 0; i < ntl; i++) lms__tl_free(&tls[i].tl);
+  free(tls);
+  free(rows);
+  lms__wl_free(&w);
+  free(a);
+  return rc;
+}

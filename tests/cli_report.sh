@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# cli_report.sh LMS - `lms report`: its numbers are the ones `lms sim
+# --json` gives for the same runs; recording the timeline does not change
+# the run it records; the Markdown has a row per link; the charts are PNG
+# files when gnuplot is there, and a note says why when it is not
+# (LMS_GNUPLOT=/nonexistent); a run's stats are read back as written; the
+# U-Net comparison sits beside the published figures; `lms demo` ends with
+# the report's files.
+set -u
+lms=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+no() { echo "FAIL: $*"; fail=1; }
+
+# field FILE LINK KEY: KEY of the "lms" run of LINK in a report.json.
+field() {
+  grep "{\"link\": \"$2\", \"h2d_gbps\"" "$1" |
+    sed -n "s/.*\"lms\": {[^}]*\"$3\": \([0-9.]*\).*/\1/p"
+}
+# simfield JSON LINK POLICY KEY: KEY of one run of `lms sim --json`.
+simfield() {
+  grep "\"link\": \"$2\", \"policy\": \"$3\"" "$1" |
+    sed -n "s/.*\"$4\": \([0-9.]*\).*/\1/p"
+}
+
+# 1. The report's numbers are lms sim's.
+"$lms" report --compare-links googlenet --out "$tmp/gn" >"$tmp/gn.out" 2>&1 ||
+  { no "lms report --compare-links googlenet exited with $?"; cat "$tmp/gn.out"; }
+"$lms" sim googlenet --policies schedule,ondemand \
+  --links pcie3,pcie4,pcie5,nvlink1,nvlink2,c2c --json "$tmp/sim.json" >/dev/null 2>&1 ||
+  no "lms sim --json failed"
+for l in pcie3 pcie4 pcie5 nvlink1 nvlink2 c2c; do
+  for k in iteration_ns bytes_h2d bytes_d2h stall_ns; do
+    a=$(field "$tmp/gn/report.json" $l $k)
+    b=$(simfield "$tmp/sim.json" $l schedule $k)
+    [ -n "$a" ] && [ "$a" = "$b" ] || no "$l $k: report $a, lms sim $b"
+  done
+  od=$(grep "{\"link\": \"$l\", \"h2d_gbps\"" "$tmp/gn/report.json" |
+       sed -n 's/.*"ondemand": {"iteration_ns": \([0-9]*\).*/\1/p')
+  [ "$od" = "$(simfield "$tmp/sim.json" $l ondemand iteration_ns)" ] ||
+    no "$l on-demand: report $od"
+  # One row per link in the Markdown table, with lms sim's time in ms.
+  ms=$(awk -v n="$(simfield "$tmp/sim.json" $l schedule iteration_ns)" \
+       'BEGIN{printf "%.1f", n/1e6}')
+  n=$(grep -c "^| $l | [0-9./]* | predicted | $ms |" "$tmp/gn/report.md")
+  [ "$n" -eq 1 ] || no "report.md has $n rows for $l at $ms ms, not 1"
+done
+echo "numbers: report.json and report.md agree with lms sim --json"
+
+# 2. The recorded timelines: spans were recorded, the recorded run took as
+# long as the unrecorded one, and PCIe waits more than NVLink.
+for l in pcie3 nvlink2; do
+  t=$(grep "{\"link\": \"$l\", \"first_step\"" "$tmp/gn/report.json")
+  spans=$(sed -n 's/.*"spans": \([0-9]*\).*/\1/p' <<<"$t")
+  it=$(sed -n 's/.*"iteration_ns": \([0-9]*\).*/\1/p' <<<"$t")
+  [ "${spans:-0}" -gt 0 ] || no "no spans recorded on $l"
+  [ "$it" = "$(simfield "$tmp/sim.json" $l schedule iteration_ns)" ] ||
+    no "the recorded run on $l took $it ns, unrecorded $(simfield "$tmp/sim.json" $l schedule iteration_ns)"
+  grep -q "truncated\": 0" <<<"$t" || no "timeline on $l truncated"
+done
+w3=$(grep '"link": "pcie3", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"waiting_ns": \([0-9]*\).*/\1/p')
+wn=$(grep '"link": "nvlink2", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"waiting_ns": \([0-9]*\).*/\1/p')
+[ "$w3" -gt "$wn" ] || no "the GPU waits $w3 ns on pcie3, not more than $wn on nvlink2"
+grep -q "GPU waits" "$tmp/gn.out" || no "no summary line on stdout"
+
+# 3. Charts: PNG files with gnuplot, a note without it.
+for g in timeline links busy; do
+  [ -s "$tmp/gn/$g.gp" ] || no "$g.gp missing"
+done
+[ -s "$tmp/gn/timeline-pcie3.dat" ] && [ -s "$tmp/gn/links.dat" ] || no "chart data missing"
+png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
+if command -v gnuplot >/dev/null 2>&1 && [ -z "${LMS_GNUPLOT:-}" ]; then
+  for g in timeline links busy; do
+    png "$tmp/gn/$g.png" || no "$g.png is not a PNG file"
+    grep -q "($g.png)" "$tmp/gn/report.md" || no "report.md does not show $g.png"
+    grep -q "<img src=\"$g.png\"" "$tmp/gn/report.html" || no "report.html does not show $g.png"
+  done
+  echo "charts: three PNG files"
+else
+  echo "SKIP the PNG checks: gnuplot is not installed here"
+fi
+LMS_GNUPLOT=/nonexistent "$lms" report googlenet --links pcie3,nvlink2 \
+  --out "$tmp/nogp" >"$tmp/nogp.out" 2>&1 || no "without gnuplot the report failed"
+grep -q "warning" "$tmp/nogp.out" && no "LMS_GNUPLOT draws a warning"
+grep -q "charts were skipped: LMS_GNUPLOT names '/nonexistent'" "$tmp/nogp/report.md" ||
+  no "no note in report.md when gnuplot is missing"
+grep -q "charts skipped" "$tmp/nogp.out" || no "no note on stdout when gnuplot is missing"
+ls "$tmp/nogp"/*.png >/dev/null 2>&1 && no "PNG files without gnuplot"
+[ -s "$tmp/nogp/links.gp" ] || no "no scripts without gnuplot"
+rows=$(grep -c '^| \(pcie3\|nvlink2\) | [0-9./]* | predicted |' "$tmp/nogp/report.md")
+[ "$rows" -eq 2 ] || no "--links pcie3,nvlink2 gave $rows rows"
+# A gnuplot that fails is reported, not fatal.
+printf '#!/bin/sh\necho "broken plotter" >&2\nexit 3\n' >"$tmp/badgp"
+chmod +x "$tmp/badgp"
+LMS_GNUPLOT="$tmp/badgp" "$lms" report googlenet --links pcie3 --out "$tmp/badgp-out" \
+  >/dev/null 2>&1 || no "a failing gnuplot failed the report"
+grep -q "failed: broken plotter" "$tmp/badgp-out/report.md" || no "gnuplot's failure not in the note"
+
+# 4. A run's stats and trace: the measurement is what the stats file says.
+"$lms" sim googlenet --batch 1 --forward --links pcie3 --policies schedule \
+  --gpu-limit 5GiB --stats "$tmp/run.json" --trace "$tmp/run.trace" >/dev/null 2>&1 ||
+  no "making a run's files failed"
+"$lms" report --stats "$tmp/run.json" --trace "$tmp/run.trace" --link pcie3 \
+  --out "$tmp/run" >/dev/null 2>&1 || no "lms report --stats failed"
+el=$(sed -n 's/.*"elapsed_ns": \([0-9]*\).*/\1/p' "$tmp/run.json")
+h2d=$(grep '"bytes_h2d"' "$tmp/run.json" | sed -n 's/.*"total": \([0-9]*\).*/\1/p')
+grep -q "\"kind\": \"measured\", \"link\": \"pcie3\", \"elapsed_ns\": $el, \"bytes_h2d\": $h2d," \
+  "$tmp/run/report.json" || no "the measured row is not the stats file's ($el ns, $h2d bytes)"
+grep -q "^| measured (" "$tmp/run/report.md" || no "no measured row in report.md"
+grep -q '"capacity": 5368709120' "$tmp/run/report.json" || no "the GPU size is not the run's"
+
+# 5. The U-Net against the published figures.
+"$lms" report --compare-links unet3d --size 192 --out "$tmp/unet" >/dev/null 2>&1 ||
+  no "the U-Net comparison failed"
+"$lms" sim unet3d --size 192 --links pcie3,nvlink2 --policies ondemand,schedule \
+  --json "$tmp/unet.json" >/dev/null 2>&1
+r=$(awk -v a="$(simfield "$tmp/unet.json" pcie3 ondemand iteration_ns)" \
+        -v b="$(simfield "$tmp/unet.json" nvlink2 ondemand iteration_ns)" 'BEGIN{printf "%.4f", a/b}')
+grep -q "\"unet_ondemand\": {\"ratio\": $r," "$tmp/unet/report.json" ||
+  no "the on-demand U-Net ratio is not lms sim's ($r)"
+grep -q '^| published (TFLMS) | 1467 s per epoch | 590 s per epoch | 2.49x |' "$tmp/unet/report.md" ||
+  no "no published row"
+grep -q '^| predicted, on-demand' "$tmp/unet/report.md" || no "no predicted row"
+
+# 6. lms demo ends with the report and names its files.
+(cd "$tmp" && "$lms" demo --out demo-report >demo.out 2>&1) || no "lms demo failed"
+grep -q "wrote demo-report/report.md" "$tmp/demo.out" || no "lms demo does not name the report"
+[ -s "$tmp/demo-report/report.md" ] && [ -s "$tmp/demo-report/report.html" ] ||
+  no "lms demo wrote no report"
+
+[ "$fail" -eq 0 ] && echo "ok"
+exit "$fail"
