@@ -66,6 +66,15 @@ int lms_kernel_compute(void *dptr, size_t n, unsigned passes, void *stream);
 /* Keeps one thread busy for `ns` nanoseconds of the GPU's global timer:
  * the device-ops table's timed compute. */
 int lms_kernel_spin(uint64_t ns, void *stream);
+/* Writes n floats uniform in [lo, hi), a function of (seed, index). */
+int lms_kernel_fill_f32(float *dptr, size_t n, uint64_t seed, float lo,
+                        float hi, void *stream);
+/* The mean softmax cross-entropy of `batch` rows of `classes` logits
+ * against integer labels stored as floats: its gradient into dlogits and
+ * its value into *loss (device memory, one float). */
+int lms_kernel_softmax_loss(const float *logits, const float *labels,
+                            int batch, int classes, float *dlogits,
+                            float *loss, void *stream);
 
 #ifdef __cplusplus
 }

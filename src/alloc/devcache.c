@@ -416,7 +416,12 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
 static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
                                     void *stream) {
   lms__segment_t *sg = b->seg;
-  if (b->pending) {
+  /* Note [Stream-ordered segment release]: a device whose allocator is
+   * stream-ordered takes a pending segment back after its event, so no
+   * stream has to wait for it and none need be given. */
+  int after = b->pending && b->event != NULL &&
+              dc->dev->ops->dev_free_after != NULL;
+  if (b->pending && !after) {
     if (b->event == NULL || stream == NULL) return LMS_NOT_READY;
     if (b->stream != stream) {
       note_wait(dc, stream, b->event);
@@ -427,8 +432,11 @@ static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
     }
   }
   lms__avl_remove(&dc->free_blocks, &b->node);
-  if (dc->dev->ops->dev_free(dc->dev, sg->base) != LMS_OK) {
-    device_error(dc, "dev_free");
+  lms_status_t fst =
+      after ? dc->dev->ops->dev_free_after(dc->dev, sg->base, b->event)
+            : dc->dev->ops->dev_free(dc->dev, sg->base);
+  if (fst != LMS_OK) {
+    device_error(dc, after ? "dev_free_after" : "dev_free");
     lms__avl_insert(&dc->free_blocks, &b->node);
     return LMS_ERR_DEVICE;
   }

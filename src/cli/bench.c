@@ -149,8 +149,12 @@ static int bench_link(const lms_options_t *base) {
     lms__opts_copy(&o->v, &base->v);
     lms_options_set(o, "device", "cuda");
     lms_options_set(o, "gpu-limit", limit);
+    /* Both chunks host-homed: no size threshold, no fill level. */
     lms_options_set(o, "lms", "0");
+    lms_options_set(o, "lms_frac", "0");
     lms_options_set(o, "policy", "lru");
+    /* No prefetch: a swap-in must start inside the timed interval. */
+    lms_options_set(o, "schedule", "off");
     if (lms_ctx_create(o, &ctx) != LMS_OK || lms_stream_create(ctx, &s) != LMS_OK ||
         lms_alloc(ctx, n, &c[0]) != LMS_OK || lms_alloc(ctx, n, &c[1]) != LMS_OK) {
       fprintf(stderr, "lms bench link: %s\n", ctx ? lms_ctx_last_error(ctx) : "no context");
@@ -160,6 +164,11 @@ static int bench_link(const lms_options_t *base) {
       /* Give c[0] data at home so that a swap-in copies. */
       lms_acquire(ctx, c[0], s, LMS_ACCESS_RW, &p);
       lms_release(ctx, c[0], s);
+      if (!lms_chunk_host_homed(c[0]) || !lms_chunk_host_homed(c[1])) {
+        fprintf(stderr, "lms bench link: the chunks of %zu bytes were placed on "
+                "the device; nothing would be measured\n", n);
+        rc = 1;
+      }
       double r[3][2];
       for (int dir = 0; dir < 3 && rc == 0; dir++) {
         r[dir][0] = plain_rate(&pl, n, dir);
@@ -209,8 +218,12 @@ static int bench_link(const lms_options_t *base) {
 #endif
 
 int lms__cli_bench(const lms_options_t *base, int argc, char **argv) {
+  if (argc >= 1 && strcmp(argv[0], "net") == 0)
+    return lms__bench_net(base, argc - 1, argv + 1);
+  if (argc >= 1 && strcmp(argv[0], "overlap") == 0)
+    return lms__bench_overlap(base, argc - 1, argv + 1);
   if (argc < 1 || strcmp(argv[0], "link") != 0) {
-    fprintf(stderr, "lms bench: %s'%s'; accepted: link\n",
+    fprintf(stderr, "lms bench: %s'%s'; accepted: link, net, overlap\n",
             argc < 1 ? "no benchmark named " : "unknown benchmark ",
             argc < 1 ? "" : argv[0]);
     return 2;

@@ -46,8 +46,15 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err);
-/* `lms bench link` (bench.c): returns the process exit status. */
+/* `lms bench link|net` (bench.c): returns the process exit status. */
 int lms__cli_bench(const lms_options_t *base, int argc, char **argv);
+/* `lms bench net` (bench_net.c), given the arguments after "net". */
+int lms__bench_net(const lms_options_t *base, int argc, char **argv);
+/* `lms bench overlap` (bench_overlap.c), given the arguments after it. */
+int lms__bench_overlap(const lms_options_t *base, int argc, char **argv);
+/* Moves the flags of `lms bench` (and their values) out of argv into out,
+ * as lms__sim_extract_args does for `lms sim`. */
+int lms__bench_extract_args(int *argc, char **argv, char **out);
 /* `lms tune` (tune.c): returns the process exit status. */
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv);
 /* `lms report` (report.c): returns the process exit status. */

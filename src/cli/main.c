@@ -38,6 +38,17 @@ static void usage(FILE *f) {
           "            on a GPU: host-to-device, device-to-host and both, 64 KiB "
           "to 1 GiB,\n"
           "            through the swap path and plain cudaMemcpyAsync\n"
+          "  bench net [--batch N,..] [--size N] [--forward|--train] "
+          "[--iterations N]\n"
+          "            [--configs plain,lms:KB,..] [--trace-dir DIR]\n"
+          "            on a GPU: GoogLeNet on cuDNN and cuBLAS with and "
+          "without lms,\n"
+          "            under --gpu-limit (default 16GiB), with the "
+          "simulator's prediction\n"
+          "  bench overlap\n"
+          "            on a GPU: a compute-bound loop over twice --gpu-limit "
+          "(default 4GiB),\n"
+          "            in memory and through lms\n"
           "  tune --workload NAME|TRACE [sim flags] | tune -- CMD ARGS\n"
           "            [--lms-values KB,..] [--frac-values F,..] "
           "[--window-values W;..]\n"
@@ -90,9 +101,13 @@ int main(int argc, char **argv) {
     lms_options_destroy(opts);
     return 1;
   }
+  int is_bench = 0;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "bench") == 0) is_bench = 1;
   if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
   else if (is_report)
     sim_argc = lms__report_extract_args(&argc, argv, sim_argv);
+  else if (is_bench) sim_argc = lms__bench_extract_args(&argc, argv, sim_argv);
   if (lms_options_load_env(opts) != LMS_OK ||
       lms_options_parse_args(opts, &argc, argv) != LMS_OK) {
     fprintf(stderr, "lms: %s\n", lms_options_error(opts));
@@ -117,7 +132,18 @@ int main(int argc, char **argv) {
       free(all);
     }
   } else if (strcmp(cmd, "bench") == 0) {
-    rc = lms__cli_bench(opts, argc - 2, argv + 2);
+    /* Its words (the benchmark's name), then its flags. */
+    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
+    int n = 0;
+    if (all == NULL) {
+      fprintf(stderr, "lms: out of memory\n");
+      rc = 1;
+    } else {
+      for (int i = 2; i < argc; i++) all[n++] = argv[i];
+      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
+      rc = lms__cli_bench(opts, n, all);
+      free(all);
+    }
   } else if (strcmp(cmd, "sim") == 0) {
     /* The words after "sim" (the workload) come first, then its flags,
      * so that a flag missing its value is not given the workload's name. */

@@ -16,10 +16,13 @@ typedef struct lms__link {
   double d2h_gbps;    /* device to host, GB/s */
   double latency_us;  /* fixed cost per copy */
   const char *about;  /* where the figures come from */
+  double both_gbps;   /* both ways at once, summed; 0: full duplex (each
+                         way at its own rate whatever the other does) */
 } lms__link_t;
 
 /* Parses a preset name ("pcie3", "nvlink2", ...) or a custom rate: "25"
- * or "25GB/s" (both ways), or "25/26" (host to device / device to host).
+ * or "25GB/s" (both ways), "25/26" (host to device / device to host), or
+ * "25/26/40" (and 40 GB/s summed while both ways run at once).
  * On failure writes a message naming the accepted forms into err
  * (LMS__ERRBUF bytes) and returns LMS_ERR_INVALID. */
 lms_status_t lms__link_parse(const char *text, lms__link_t *out, char *err);

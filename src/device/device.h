@@ -108,6 +108,11 @@ typedef struct lms_dev_ops {
   uint64_t (*now_ns)(lms_dev_t *d);
   /* Frees the device object itself. */
   void (*destroy)(lms_dev_t *d);
+  /* Optional (NULL: none).  Frees what dev_alloc returned once the event's
+   * work is done, without waiting for it here: a stream-ordered allocator
+   * (cudaFreeAsync) gives the memory to a later dev_alloc only after the
+   * event.  The event may be recorded again after the call. */
+  lms_status_t (*dev_free_after)(lms_dev_t *d, void *ptr, void *event);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */

@@ -167,6 +167,8 @@ struct lms__plan {
   uint32_t nrefs, refs_cap;
   mode_t_ mode;
   uint32_t period;       /* active: steps [0, period) are the schedule */
+  uint64_t serial0;      /* the last serial handed out when step 0 was
+                            recorded (Note [Same shape, other chunk]) */
   uint32_t pos;          /* active: position of the current step */
   uint64_t relearns;
 
@@ -350,6 +352,28 @@ static void restart_learning(lms__plan_t *p) {
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
 }
 
+/* Note [Same shape, other chunk]
+ * A signature leaves chunk identity out, so that an iteration that
+ * allocates its tensors afresh is still recognised.  But a loop over many
+ * chunks of one size (layers of equal width, a sweep over equal blocks)
+ * repeats its signature every step, and taking the first repeat as the
+ * period would make every chunk one key and leave nothing to prefetch.
+ * So a step repeats step 0 only if each chunk it uses is the one step 0
+ * used, or step 0's chunk has been freed, or the chunk is newer than step
+ * 0 (allocated after it was recorded: a fresh tensor taking the role of
+ * one still alive, as when an input batch is loaded before the last one
+ * is freed).  An older, live chunk in step 0's place means another step of
+ * the same shape. */
+static int repeats_step0(const lms__plan_t *p) {
+  const pstep_t *s0 = &p->steps[0];
+  for (uint32_t i = 0; i < s0->n && i < p->ncur; i++) {
+    uint64_t was = p->refs[s0->first + i].key, now = p->cur[i].key;
+    if (was != now && live_chunk(p, was) != NULL && now <= p->serial0)
+      return 0;
+  }
+  return 1;
+}
+
 /* The step just finished (p->cur) is closed: learned, checked, bound. */
 static void close_step(lms__plan_t *p) {
   if (p->declared) {
@@ -370,7 +394,7 @@ static void close_step(lms__plan_t *p) {
     p->relearns++;
     restart_learning(p);
   }
-  if (p->nsteps > 0 && p->steps[0].sig == sig) {
+  if (p->nsteps > 0 && p->steps[0].sig == sig && repeats_step0(p)) {
     uint32_t period = p->nsteps;
     if (activate(p, period) == 0) {
       p->pos = 0;
@@ -380,6 +404,7 @@ static void close_step(lms__plan_t *p) {
     }
     restart_learning(p);
   }
+  if (p->nsteps == 0) p->serial0 = p->swap->serial;
   if (record_current(p, sig) != 0) {
     LMS_LOG(WARN, GRAPH, "no period within %u references (or no memory): "
             "learning stops", PLAN_MAX_REFS);

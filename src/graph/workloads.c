@@ -23,75 +23,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
-
-/* Every tensor here is float32. */
-#define F32_BYTES 4u
-
-#define NET_MAX_TENSORS 320
-#define NET_MAX_LAYERS 256
-/* The most inputs or outputs of one layer: GoogLeNet's concatenations
- * and splits have four. */
-#define NET_MAX_IO 4
-
-#define NO_CHUNK UINT32_MAX
-
-/* ---- A network of layers and tensors ---------------------------------- */
-
-typedef enum layer_kind {
-  L_CONV,
-  L_UPCONV, /* 2x2x2 transposed convolution, stride 2 */
-  L_FC,
-  L_MAXPOOL,
-  L_AVEPOOL,
-  L_LRN,
-  L_BN,
-  L_RELU,
-  L_SIGMOID,
-  L_DROPOUT,
-  L_CONCAT,
-  L_SPLIT, /* caffe's Split: outputs share the input's data */
-  L_SOFTMAX
-} layer_kind_t;
-
-/* What a layer's backward step reads besides its output's gradient. */
-#define BWD_READS_IN 1u  /* the input data */
-#define BWD_READS_OUT 2u /* the output data */
-
-typedef struct net_tensor {
-  char name[LMS__WL_NAME];
-  int c, d, h, w;  /* per image; d = 1 in a 2-D network */
-  uint64_t elems;  /* over the whole batch */
-  int alias;       /* -1, or the tensor whose data this one shares */
-  int no_diff;     /* the network's input and the labels: no gradient */
-  uint32_t data;   /* chunks, set by lower() */
-  uint32_t diff;
-  int diff_written; /* lower(): a backward step has written the diff */
-} net_tensor_t;
-
-typedef struct net_layer {
-  char name[LMS__WL_NAME];
-  layer_kind_t kind;
-  int in[NET_MAX_IO], nin;
-  int out[NET_MAX_IO], nout; /* an in-place layer has out[0] == in[0] */
-  uint64_t params;           /* weight elements, bias included; 0: none */
-  uint64_t trainable;        /* of those, the ones with a gradient */
-  double fwd_flops, bwd_flops;
-  unsigned bwd_reads;
-  int fwd_launches; /* 0: the forward pass runs no kernel (Split) */
-  uint32_t w, dw, m, v; /* weights, gradient, Adam's two moments */
-} net_layer_t;
-
-typedef struct net {
-  int dims;      /* 2: images (c, h, w); 3: volumes (c, d, h, w) */
-  int batch;
-  int ceil_pool; /* caffe rounds pooled sizes up, TensorFlow down */
-  int inplace;   /* caffe runs ReLU in place */
-  lms_status_t st; /* the first failure; later calls then do nothing */
-  char *err;
-  int nt, nl;
-  net_tensor_t t[NET_MAX_TENSORS];
-  net_layer_t l[NET_MAX_LAYERS];
-} net_t;
+#include "graph/net.h"
 
 static void net_fail(net_t *n, lms_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -206,6 +138,9 @@ static int conv(net_t *n, const char *name, int in, int cout, int k,
                      conv_out(x.w, k, stride, pad));
   net_layer_t *l = net_layer(n, name, L_CONV, &in, 1);
   if (l == NULL) return -1;
+  l->k = k;
+  l->stride = stride;
+  l->pad = pad;
   uint64_t kv = kernel_volume(n, k);
   set_weighted(n, l, y, kv * (uint64_t)x.c * (uint64_t)cout + (uint64_t)cout,
                (double)kv * x.c);
@@ -288,6 +223,9 @@ static int pool(net_t *n, const char *name, layer_kind_t kind, int in, int k,
   if (l == NULL) return -1;
   l->out[0] = y;
   l->nout = 1;
+  l->k = k;
+  l->stride = stride;
+  l->pad = pad;
   /* One comparison or addition per window element. */
   l->fwd_flops = l->bwd_flops =
       (double)kernel_volume(n, k) * (double)n->t[y].elems;
@@ -765,11 +703,14 @@ static lms_status_t googlenet_calibrate(net_t *n, double *overhead_ns,
   return LMS_OK;
 }
 
-static lms_status_t build_googlenet(const lms__wl_params_t *p,
-                                    lms__workload_t *out, char *err) {
+lms_status_t lms__net_googlenet(const lms__wl_params_t *p, net_t *n,
+                                lms__workload_t *out, int *loss_in,
+                                int *labels, char *err) {
   char scratch[LMS__ERRBUF];
   if (err == NULL) err = scratch;
   lms__wl_init(out, NULL);
+  if (loss_in) *loss_in = -1;
+  if (labels) *labels = -1;
   LMS_CHECK(check_common("googlenet", p, err));
   int size = p->size ? p->size : GN_DEFAULT_SIZE;
   if (size < GN_MIN_SIZE || size > GN_MAX_SIZE) {
@@ -778,29 +719,35 @@ static lms_status_t build_googlenet(const lms__wl_params_t *p,
               GN_MIN_SIZE, GN_MAX_SIZE, GN_DEFAULT_SIZE, GN_MIN_SIZE);
     return LMS_ERR_INVALID;
   }
+  lower_opts_t o = {.train = p->train, .loss_name = "loss3/loss3",
+                    .loss_flops_per_el = 10.0, .labels = -1};
+  LMS_CHECK(googlenet_calibrate(n, &o.overhead_ns, &o.flops_per_s, err));
+  if (p->device_flops > 0.0) o.flops_per_s = p->device_flops;
+  net_init(n, 2, p->batch, err);
+  o.loss_in = googlenet_net(n, size, p->train);
+  if (p->train) {
+    o.labels = net_tensor(n, "label", 1, 1, 1, 1);
+    if (o.labels >= 0) n->t[o.labels].no_diff = 1;
+  }
+  char name[64];
+  snprintf(name, sizeof name, "googlenet-%d-b%d-%s", size, p->batch,
+           p->train ? "train" : "fwd");
+  lms__wl_init(out, name);
+  LMS_CHECK(finish(n, &o, out, err));
+  if (loss_in) *loss_in = p->train ? o.loss_in : -1;
+  if (labels) *labels = o.labels;
+  return LMS_OK;
+}
+
+static lms_status_t build_googlenet(const lms__wl_params_t *p,
+                                    lms__workload_t *out, char *err) {
   net_t *n = malloc(sizeof *n);
   if (n == NULL) {
-    lms__errf(err, "googlenet: no host memory to describe the network");
+    lms__wl_init(out, NULL);
+    if (err) lms__errf(err, "googlenet: no host memory to describe the network");
     return LMS_ERR_HOST_OOM;
   }
-  lower_opts_t o = {.train = p->train, .loss_name = "loss3/loss3",
-                    .loss_flops_per_el = 10.0};
-  lms_status_t st = googlenet_calibrate(n, &o.overhead_ns, &o.flops_per_s,
-                                        err);
-  if (st == LMS_OK) {
-    if (p->device_flops > 0.0) o.flops_per_s = p->device_flops;
-    net_init(n, 2, p->batch, err);
-    o.loss_in = googlenet_net(n, size, p->train);
-    if (p->train) {
-      o.labels = net_tensor(n, "label", 1, 1, 1, 1);
-      if (o.labels >= 0) n->t[o.labels].no_diff = 1;
-    }
-    char name[64];
-    snprintf(name, sizeof name, "googlenet-%d-b%d-%s", size, p->batch,
-             p->train ? "train" : "fwd");
-    lms__wl_init(out, name);
-    st = finish(n, &o, out, err);
-  }
+  lms_status_t st = lms__net_googlenet(p, n, out, NULL, NULL, err);
   free(n);
   return st;
 }
