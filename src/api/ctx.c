@@ -61,6 +61,8 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
       .policy = ctx->opts.policy,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
+  if (ctx->dev->ops->set_budget != NULL)
+    ctx->dev->ops->set_budget(ctx->dev, budget);
   st = lms__plan_create(&ctx->swap, &ctx->opts, &ctx->plan);
   if (st != LMS_OK) {
     lms__errf(ctx->err, "no host memory for the planner");

@@ -893,18 +893,12 @@ static void run_one(const lms_options_t *base, const bn_args_t *a,
     if (rc == 0 && cudaEventCreate(&b->ev_iter) != cudaSuccess) rc = -1;
     if (rc != 0) snprintf(b->err, sizeof b->err, "cannot create events");
   }
-  cudaMemPool_t pool = NULL;
-  uint64_t zero = 0, high = 0;
-  if (cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess)
-    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero);
   if (rc == 0) rc = setup_net(b);
   if (rc == 0) rc = alloc_bufs(b);
   if (rc == 0) rc = init_data(b);
   if (rc == 0) rc = iterate(b, a->iterations, r);
-  if (pool != NULL &&
-      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &high) ==
-          cudaSuccess)
-    r->pool_gib = (double)high / (1 << 30);
+  if (b->ctx != NULL)
+    r->pool_gib = (double)lms__cuda_pool_peak(b->ctx->dev) / (1 << 30);
   if (rc == 0 && b->ctx) {
     char why[LMS__ERRBUF] = "";
     r->pred_ms = predict(b, &b->ctx->opts, env, a->iterations, why);

@@ -3,7 +3,7 @@
  *   pcie4   A100, PCIe Gen4 x16: ~25 / ~26 GB/s
  *   pcie5   H100, PCIe Gen5 x16 copy engine: ~55 / ~53 GB/s, 87 GB/s
  *           summed when both ways run at once (measured on an H100 SXM,
- *           bench/results/2026-11-22-h100-link.md)
+ *           bench/results/2026-11-22-h100.md)
  *   nvlink1 P100 "Minsky" (S822LC), NVLink 1.0 CPU-GPU, 2 bricks: ~33 GB/s
  *           each way measured out of 40 GB/s peak
  *   nvlink2 POWER9 AC922, NVLink 2.0, 4 GPUs (150 GB/s links): ~66 / ~60

@@ -25,6 +25,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/log.h"
@@ -102,14 +103,31 @@ static lms_status_t cu_mem_info(lms_dev_t *d, size_t *free_b, size_t *total_b) {
  * (dev_free_after): the host never waits for other work to return memory.
  * An allocation waits for that stream alone, so that the memory it returns
  * is free of every earlier use and any stream may use it at once.  The
- * pool keeps what is returned (release threshold: no limit), so that
- * growing again maps nothing; the device memory the pool holds beyond the
- * budget is what `lms bench net` reports as the pool's peak. */
+ * pool keeps what is returned up to the context's budget (set_budget sets
+ * its release threshold) and trims to it when its stream is synchronized,
+ * which each allocation does; between a return and that point it can
+ * hold more than the budget (`lms bench net` reports the pool's peak).  A
+ * pool capped at the budget (cudaMemPoolProps.maxSize) was measured and
+ * refused: its free memory fell into pieces that GoogLeNet's 3.9 GB
+ * classifier weights could not use even after trimming
+ * (bench/results/2026-11-22-h100.md).  When the device itself has no room,
+ * the allocation waits for the pool's stream, gives the pool's unused
+ * memory back to the driver (cudaMemPoolTrimTo) and tries once more. */
 static lms_status_t cu_dev_alloc(lms_dev_t *d, size_t size, void **out) {
   cuda_dev_t *c = as_cuda(d);
   LMS_CHECK(select_device(c));
-  cudaError_t e = cudaMallocAsync(out, size, c->pool_stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(c->pool_stream);
+  cudaError_t e = cudaSuccess;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    e = cudaMallocAsync(out, size, c->pool_stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->pool_stream);
+    if (e != cudaErrorMemoryAllocation) break;
+    (void)cudaGetLastError();
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(c->pool_stream) != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, c->ordinal) != cudaSuccess ||
+        cudaMemPoolTrimTo(pool, 0) != cudaSuccess)
+      break;
+  }
   if (e != cudaSuccess) {
     (void)cudaGetLastError(); /* clear the sticky-free error state */
     return fail(c, e, "cudaMallocAsync");
@@ -267,6 +285,21 @@ static uint64_t cu_now_ns(lms_dev_t *d) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void cu_set_budget(lms_dev_t *d, uint64_t bytes) {
+  cuda_dev_t *c = as_cuda(d);
+  cudaMemPool_t pool;
+  uint64_t zero = 0;
+  if (cudaDeviceGetDefaultMemPool(&pool, c->ordinal) != cudaSuccess ||
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes) !=
+          cudaSuccess ||
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero) !=
+          cudaSuccess) {
+    (void)cudaGetLastError();
+    LMS_LOG(WARN, DEVICE, "cannot set the memory pool's release threshold; "
+            "the pool may keep more than the budget");
+  }
+}
+
 static void cu_destroy(lms_dev_t *d) {
   cuda_dev_t *c = as_cuda(d);
   if (c->pool_stream) {
@@ -304,7 +337,21 @@ static const lms_dev_ops_t cuda_ops = {
     .now_ns = cu_now_ns,
     .destroy = cu_destroy,
     .dev_free_after = cu_dev_free_after,
+    .set_budget = cu_set_budget,
 };
+
+uint64_t lms__cuda_pool_peak(lms_dev_t *d) {
+  cuda_dev_t *c = as_cuda(d);
+  cudaMemPool_t pool;
+  uint64_t high = 0;
+  if (cudaDeviceGetDefaultMemPool(&pool, c->ordinal) != cudaSuccess) return 0;
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &high) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return high;
+}
 
 int lms__cuda_device_count(char *why, size_t why_size) {
   int n = 0;

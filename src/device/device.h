@@ -113,6 +113,9 @@ typedef struct lms_dev_ops {
    * (cudaFreeAsync) gives the memory to a later dev_alloc only after the
    * event.  The event may be recorded again after the call. */
   lms_status_t (*dev_free_after)(lms_dev_t *d, void *ptr, void *event);
+  /* Optional.  Told the budget that device use is kept under, a device
+   * whose allocator caches returned memory keeps no more than that. */
+  void (*set_budget)(lms_dev_t *d, uint64_t bytes);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */
@@ -252,6 +255,8 @@ int lms__dev_is_sim(const lms_dev_t *d);
 
 /* How many CUDA devices the runtime sees; 0 with the reason in why. */
 int lms__cuda_device_count(char *why, size_t why_size);
+/* The most device memory the device's segment pool has held. */
+uint64_t lms__cuda_pool_peak(lms_dev_t *d);
 /* Opens CUDA device `ordinal`.  LMS_ERR_UNSUPPORTED when there is none. */
 lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err);
 /* Slows the CUDA device's copies to the given rates (Note [Emulating a
