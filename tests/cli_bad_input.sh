@@ -86,6 +86,17 @@ expect 2 "cannot open"      -- tune --workload /nonexistent/run.trace
 expect 2 "needs a value"    -- tune --workload
 expect 2 "accepted: link"   -- bench
 expect 2 "accepted: link"   -- bench frobnicate
+expect 2 "--batch '0'"      -- bench net --batch 0
+expect 2 "--batch 'x'"      -- bench net --batch 1,x
+expect 2 "accepted: plain or lms:KB" -- bench net --configs plain,frob
+expect 2 "accepted: plain or lms:KB" -- bench net --configs lms:-5
+expect 2 "--size '100'"     -- bench net --size 100
+expect 2 "--iterations '0'" -- bench net --iterations 0
+expect 2 "needs a value"    -- bench net --trace-dir
+expect 2 "unknown option '--frob'" -- bench net --frob
+expect 2 "unknown argument 'frob'" -- bench net frob
+expect 2 "unexpected argument 'x'" -- bench overlap x
+expect 2 "25/26/40"         -- --link 25/26/x options
 # An unknown LMS_* variable is a warning, not an error.
 expect 0 "LMS_FROBNICATE"   LMS_FROBNICATE=1 -- options
 # Good input, through flags and the environment, with flags winning.

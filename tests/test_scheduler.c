@@ -1421,3 +1421,88 @@ Test(repeat, same_replay_same_time_in_one_process) {
             (unsigned long long)t[0], (unsigned long long)t[2]);
   lms__wl_free(&w);
 }
+
+/* Note [Same shape, other chunk] in plan.c: a loop over many chunks of one
+ * size repeats its step signature every step.  The learned period must be
+ * the whole loop, so that from the second iteration on every chunk is
+ * prefetched; taken for a one-step period, half the chunks would be
+ * demand misses each iteration. */
+static lms__workload_t equal_loop(uint32_t n, uint64_t bytes, uint64_t ns) {
+  lms__workload_t w;
+  lms__wl_init(&w, "equal-loop");
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t id;
+    char name[16];
+    snprintf(name, sizeof name, "c%u", i);
+    cr_assert(eq(int, lms__wl_add_chunk(&w, bytes, 0, name, &id), LMS_OK));
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "s%u", i);
+    cr_assert(eq(int, lms__wl_add_step(&w, ns, name), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(&w, i, LMS_ACCESS_RW), LMS_OK));
+  }
+  return w;
+}
+
+Test(learned, a_loop_of_equal_chunks_is_one_period) {
+  /* 32 chunks of 64 MiB through 1 GiB: twice the budget; each step's
+   * compute (3 ms) is longer than moving a chunk each way over nvlink2. */
+  lms__workload_t w = equal_loop(32, 64ull << 20, 3000000);
+  char err[LMS__ERRBUF];
+  lms_options_t *o = options("gpu-limit", "1GiB", "sim-bytes", "off", NULL);
+  lms__replay_result_t r;
+  cr_assert(eq(int, lms__replay_run(&w, &o->v, 3, 0, &r, err), LMS_OK), "%s",
+            err);
+  cr_assert(eq(u32, r.period, 32), "learned a period of %u steps, not 32",
+            r.period);
+  cr_assert(eq(u64, r.last.demand_misses, 0),
+            "%llu demand misses in the third iteration",
+            (unsigned long long)r.last.demand_misses);
+  cr_assert(gt(u64, r.last.prefetch_hits, 0));
+  /* Everything hidden: within 5 % of the compute. */
+  cr_assert(le(dbl, (double)r.last.time_ns, 1.05 * 32 * 3e6),
+            "iteration %.1f ms against 96 ms of compute",
+            (double)r.last.time_ns / 1e6);
+  lms_options_destroy(o);
+  lms__wl_free(&w);
+}
+
+/* The other half of the rule: a fresh chunk that takes the role of one
+ * still alive (an input batch loaded before the last is freed) does not
+ * stop the period from being found. */
+Test(learned, a_fresh_chunk_beside_the_old_one_keeps_the_period) {
+  lms_options_t *o = options("gpu-limit", "64MiB", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  enum { N = 6 };
+  lms_chunk_t *w[N], *in = NULL, *prev = NULL;
+  void *p;
+  for (int i = 0; i < N; i++)
+    cr_assert(eq(int, lms_alloc(ctx, 8u << 20, &w[i]), LMS_OK));
+  for (int it = 0; it < 4; it++) {
+    /* The next input comes while the previous one is still alive. */
+    cr_assert(eq(int, lms_alloc(ctx, 4u << 20, &in), LMS_OK));
+    for (int i = 0; i < N; i++) {
+      cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+      lms_chunk_t *c = i == 0 ? in : w[i];
+      cr_assert(eq(int, lms_acquire(ctx, c, s, i == 0 ? LMS_ACCESS_RW
+                                                     : LMS_ACCESS_READ, &p),
+                   LMS_OK));
+      cr_assert(eq(int, lms_compute(ctx, s, 1000000), LMS_OK));
+      cr_assert(eq(int, lms_release(ctx, c, s), LMS_OK));
+    }
+    if (prev != NULL) cr_assert(eq(int, lms_free(ctx, prev), LMS_OK));
+    prev = in;
+  }
+  cr_assert(eq(int, lms_stream_sync(ctx, s), LMS_OK));
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(u32, info.period, N), "period %u, wanted %d", info.period, N);
+  cr_assert(eq(int, lms_free(ctx, prev), LMS_OK));
+  for (int i = 0; i < N; i++) lms_free(ctx, w[i]);
+  lms_stream_destroy(ctx, s);
+  lms_ctx_destroy(ctx);
+  lms_options_destroy(o);
+}

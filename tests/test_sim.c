@@ -284,6 +284,59 @@ Test(sim_time, h2d_and_d2h_overlap, .init = sim_up, .fini = sim_down) {
   cr_assert(eq(u64, report(dev).now_ns, H2D_NS), "max, not the sum");
 }
 
+Test(sim_time, link_with_a_both_ways_rate_parses) {
+  char err[LMS__ERRBUF] = "";
+  lms__link_t l;
+  cr_assert(eq(int, lms__link_parse("25/26/40", &l, err), LMS_OK), "%s", err);
+  cr_assert(eq(dbl, l.h2d_gbps, 25.0));
+  cr_assert(eq(dbl, l.d2h_gbps, 26.0));
+  cr_assert(eq(dbl, l.both_gbps, 40.0));
+  cr_assert(eq(int, lms__link_parse("25/26", &l, err), LMS_OK), "%s", err);
+  cr_assert(eq(dbl, l.both_gbps, 0.0), "two rates: full duplex");
+  cr_assert(eq(int, lms__link_parse("pcie5", &l, err), LMS_OK), "%s", err);
+  cr_assert(gt(dbl, l.both_gbps, 0.0), "pcie5 carries the measured rate");
+  const char *bad[] = {"25/26/x", "25/26/40/1", "25/26/0", "25//40", "25/26/"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cr_assert(eq(int, lms__link_parse(bad[i], &l, err), LMS_ERR_INVALID), "%s",
+              bad[i]);
+    cr_assert(has(err, "25/26/40"), "%s: %s", bad[i], err);
+  }
+}
+
+/* Note [Both ways at once] in sim.c: 40/40 GB/s alone, 60 GB/s summed.
+ * A 40 MB copy in takes 1 ms alone.  A 40 MB copy out enqueued beside it
+ * gets 60 - 40 = 20 GB/s while the copy in runs (1 ms: 20 MB), then 40
+ * GB/s for the other 20 MB (0.5 ms): 1.5 ms in all.  Alone, each takes
+ * 1 ms; with a full-duplex link both end at 1 ms. */
+Test(sim_time, both_ways_share_a_half_duplex_link) {
+  char err[LMS__ERRBUF] = "";
+  const char *links[2] = {"40/40/60", "40/40"};
+  const uint64_t want_d2h[2] = {1500000, 1000000};
+  for (int k = 0; k < 2; k++) {
+    lms__sim_config_t cfg = {.capacity = 256 * MIB};
+    cr_assert(eq(int, lms__link_parse(links[k], &cfg.link, err), LMS_OK), "%s",
+              err);
+    cfg.link.latency_us = 0.0;
+    lms_dev_t *d = NULL;
+    cr_assert(eq(int, lms__sim_create(&cfg, &d, err), LMS_OK), "%s", err);
+    void *h = halloc(d, 40000000), *d1 = dalloc(d, 40000000),
+         *d2 = dalloc(d, 40000000);
+    void *s1 = stream(d), *s2 = stream(d);
+    cr_assert(eq(int, d->ops->copy_h2d(d, d1, h, 40000000, s1), LMS_OK));
+    cr_assert(eq(int, d->ops->copy_d2h(d, h, d2, 40000000, s2), LMS_OK));
+    cr_assert(eq(int, d->ops->stream_sync(d, s1), LMS_OK));
+    cr_assert(eq(int, d->ops->stream_sync(d, s2), LMS_OK));
+    cr_assert(eq(u64, report(d).h2d_busy_ns, 1000000), "%s", links[k]);
+    cr_assert(eq(u64, report(d).d2h_busy_ns, want_d2h[k]), "%s", links[k]);
+    /* One way alone is not slowed. */
+    cr_assert(eq(int, d->ops->copy_d2h(d, h, d2, 40000000, s2), LMS_OK));
+    cr_assert(eq(int, d->ops->stream_sync(d, s2), LMS_OK));
+    cr_assert(eq(u64, report(d).d2h_busy_ns, want_d2h[k] + 1000000), "%s",
+              links[k]);
+    d->ops->destroy(d);
+  }
+}
+
 Test(sim_time, compute_and_copy_overlap, .init = sim_up, .fini = sim_down) {
   void *h = halloc(dev, H2D_BYTES), *dp = dalloc(dev, H2D_BYTES);
   void *s1 = stream(dev), *s2 = stream(dev);
