@@ -49,22 +49,8 @@
 #include "cli/cli.h"
 #include "core/log.h"
 
-#if defined(LMS_HAVE_CUDA) && defined(LMS_HAVE_CUDNN)
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-#include <cudnn.h>
-
-#include "graph/net.h"
-#include "lms_kernels.h"
-
 #define BN_MAX_CONFIGS 8
 #define BN_MAX_BATCHES 8
-#define BN_WARMUP 2
-#define BN_WS_BYTES (256ull << 20)
-#define BN_LRN_N 5
-#define BN_LRN_ALPHA 1e-4
-#define BN_LRN_BETA 0.75
-#define BN_LRN_K 1.0
 
 typedef struct bn_args {
   int batches[BN_MAX_BATCHES], nbatches;
@@ -73,6 +59,22 @@ typedef struct bn_args {
   int size, train, iterations;
   char trace_dir[LMS__PATH_MAX];
 } bn_args_t;
+
+#if defined(LMS_HAVE_CUDA) && defined(LMS_HAVE_CUDNN)
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "graph/net.h"
+#include "lms_kernels.h"
+
+#define BN_WARMUP 2
+#define BN_WS_BYTES (256ull << 20)
+#define BN_LRN_N 5
+#define BN_LRN_ALPHA 1e-4
+#define BN_LRN_BETA 0.75
+#define BN_LRN_K 1.0
+
 
 typedef struct bn_buf {
   size_t bytes;
@@ -1065,6 +1067,18 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
   return failures ? 1 : 0;
 }
 
+#else /* no cuDNN */
+
+static int bench_net(const lms_options_t *base, const bn_args_t *a) {
+  (void)base;
+  (void)a;
+  fprintf(stderr, "lms bench net: this build of lms has no CUDA device or no "
+                  "cuDNN (nvcc or cudnn.h was not found when it was built)\n");
+  return 2;
+}
+
+#endif
+
 /* ---- Arguments ---------------------------------------------------------- */
 
 static int parse_int(const char *flag, const char *v, int lo, int hi, int *out) {
@@ -1158,18 +1172,6 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
   return bench_net(base, &a);
 }
 
-#else /* no cuDNN */
-
-int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
-  (void)base;
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "lms bench net: this build of lms has no CUDA device or no "
-                  "cuDNN (nvcc or cudnn.h was not found when it was built)\n");
-  return 2;
-}
-
-#endif
 
 /* The flags of `lms bench net` and whether each takes a value. */
 static const struct {

@@ -302,8 +302,11 @@ int lms__bench_overlap(const lms_options_t *base, int argc, char **argv) {
 
 int lms__bench_overlap(const lms_options_t *base, int argc, char **argv) {
   (void)base;
-  (void)argc;
-  (void)argv;
+  if (argc > 0) {
+    fprintf(stderr, "lms bench overlap: unexpected argument '%s'; the GPU "
+                    "limit (--gpu-limit, default 4GiB) sets the size\n", argv[0]);
+    return 2;
+  }
   fprintf(stderr, "lms bench overlap: this build of lms has no CUDA device "
                   "(nvcc was not found when it was built)\n");
   return 2;
