@@ -195,23 +195,30 @@ static int setup_conv(bn_t *b, int li) {
               l->name, oc, oh, ow, y->c, y->h, y->w);
     return -1;
   }
-  /* The fastest algorithm by cuDNN's heuristics that fits the workspace. */
+  /* For each pass, the fastest algorithm by cuDNN's heuristics that fits
+   * the workspace (the perf lists come sorted, fastest first). */
+#define PICK(perf, got, out, what)                                            \
+  do {                                                                        \
+    int found_ = 0;                                                           \
+    for (int i_ = 0; i_ < (got) && !found_; i_++)                             \
+      if ((perf)[i_].status == CUDNN_STATUS_SUCCESS &&                        \
+          ws_fit((perf)[i_].memory)) {                                        \
+        (out) = (perf)[i_].algo;                                              \
+        found_ = 1;                                                           \
+      }                                                                       \
+    if (!found_) {                                                            \
+      lms__errf(b->err, "%s: no %s algorithm fits %llu MiB of workspace",     \
+                l->name, (what), (unsigned long long)(BN_WS_BYTES >> 20));    \
+      return -1;                                                              \
+    }                                                                         \
+  } while (0)
   cudnnConvolutionFwdAlgoPerf_t fp[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int got = 0, found = 0;
+  int got = 0;
   DNN(b, cudnnGetConvolutionForwardAlgorithm_v7(
              b->dnn, b->td[l->in[0]], r->filt, r->conv, b->td[l->out[0]],
              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, fp),
       "cudnnGetConvolutionForwardAlgorithm_v7");
-  for (int i = 0; i < got && !found; i++)
-    if (fp[i].status == CUDNN_STATUS_SUCCESS && ws_fit(fp[i].memory)) {
-      r->fwd = fp[i].algo;
-      found = 1;
-    }
-  if (!found) {
-    lms__errf(b->err, "%s: no forward algorithm fits %llu MiB of workspace",
-              l->name, (unsigned long long)(BN_WS_BYTES >> 20));
-    return -1;
-  }
+  PICK(fp, got, r->fwd, "forward");
   if (b->loss_in < 0) return 0; /* forward only: no backward algorithms */
   cudnnConvolutionBwdDataAlgoPerf_t dp[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   cudnnConvolutionBwdFilterAlgoPerf_t wp[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -219,32 +226,13 @@ static int setup_conv(bn_t *b, int li) {
              b->dnn, r->filt, b->td[l->out[0]], r->conv, b->td[l->in[0]],
              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, dp),
       "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  found = 0;
-  for (int i = 0; i < got && !found; i++)
-    if (dp[i].status == CUDNN_STATUS_SUCCESS && ws_fit(dp[i].memory)) {
-      r->bwd_data = dp[i].algo;
-      found = 1;
-    }
-  if (!found) {
-    lms__errf(b->err, "%s: no backward-data algorithm fits the workspace",
-              l->name);
-    return -1;
-  }
+  PICK(dp, got, r->bwd_data, "backward-data");
   DNN(b, cudnnGetConvolutionBackwardFilterAlgorithm_v7(
              b->dnn, b->td[l->in[0]], b->td[l->out[0]], r->conv, r->filt,
              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, wp),
       "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  found = 0;
-  for (int i = 0; i < got && !found; i++)
-    if (wp[i].status == CUDNN_STATUS_SUCCESS && ws_fit(wp[i].memory)) {
-      r->bwd_filt = wp[i].algo;
-      found = 1;
-    }
-  if (!found) {
-    lms__errf(b->err, "%s: no backward-filter algorithm fits the workspace",
-              l->name);
-    return -1;
-  }
+  PICK(wp, got, r->bwd_filt, "backward-filter");
+#undef PICK
   return 0;
 }
 
@@ -1174,31 +1162,11 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
 
 
 /* The flags of `lms bench net` and whether each takes a value. */
-static const struct {
-  const char *flag;
-  int value;
-} kBenchFlags[] = {{"--batch", 1},      {"--size", 1},    {"--iterations", 1},
+static const lms__cli_flag_t kBenchFlags[] = {{"--batch", 1},      {"--size", 1},    {"--iterations", 1},
                    {"--configs", 1},    {"--trace-dir", 1}, {"--forward", 0},
                    {"--train", 0}};
 
 int lms__bench_extract_args(int *argc, char **argv, char **out) {
-  int n = 0, k = 1;
-  for (int i = 1; i < *argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      while (i < *argc) argv[k++] = argv[i++];
-      break;
-    }
-    int taken = 0;
-    for (size_t f = 0; f < sizeof kBenchFlags / sizeof kBenchFlags[0]; f++) {
-      if (strcmp(argv[i], kBenchFlags[f].flag) != 0) continue;
-      out[n++] = argv[i];
-      if (kBenchFlags[f].value && i + 1 < *argc) out[n++] = argv[++i];
-      taken = 1;
-      break;
-    }
-    if (!taken) argv[k++] = argv[i];
-  }
-  *argc = k;
-  argv[k] = NULL;
-  return n;
+  return lms__cli_extract(argc, argv, out, kBenchFlags,
+                          sizeof kBenchFlags / sizeof kBenchFlags[0]);
 }

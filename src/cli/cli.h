@@ -9,6 +9,24 @@
 #include "lms/lms.h"
 #include "replay/replay.h"
 
+/* ---- A command's own flags (args.c) ----------------------------------- */
+
+typedef struct lms__cli_flag {
+  const char *flag; /* "--batch" */
+  int value;        /* 1 if it takes a value */
+} lms__cli_flag_t;
+
+/* Moves the flags listed (and their values) out of argv into out (room
+ * for argc entries); stops at "--"; returns how many were moved. */
+int lms__cli_extract(int *argc, char **argv, char **out,
+                     const lms__cli_flag_t *flags, size_t nflags);
+typedef int (*lms__cli_cmd_t)(const lms_options_t *opts, int argc,
+                              char **argv);
+/* Runs cmd with the words, then the flags set aside. */
+int lms__cli_run_with_flags(lms__cli_cmd_t cmd, const lms_options_t *opts,
+                            int nwords, char **words, int nflags,
+                            char **flags);
+
 /* `lms demo`: returns the process exit status.  It ends by writing the
  * NVLink vs PCIe report of its scenario into report_dir. */
 int lms__cli_demo(const lms_options_t *base, const char *report_dir);

@@ -131,46 +131,14 @@ int main(int argc, char **argv) {
       rc = lms__cli_tune(opts, n, all);
       free(all);
     }
-  } else if (strcmp(cmd, "bench") == 0) {
-    /* Its words (the benchmark's name), then its flags. */
-    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
-    int n = 0;
-    if (all == NULL) {
-      fprintf(stderr, "lms: out of memory\n");
-      rc = 1;
-    } else {
-      for (int i = 2; i < argc; i++) all[n++] = argv[i];
-      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
-      rc = lms__cli_bench(opts, n, all);
-      free(all);
-    }
-  } else if (strcmp(cmd, "sim") == 0) {
-    /* The words after "sim" (the workload) come first, then its flags,
-     * so that a flag missing its value is not given the workload's name. */
-    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
-    int n = 0;
-    if (all == NULL) {
-      fprintf(stderr, "lms: out of memory\n");
-      rc = 1;
-    } else {
-      for (int i = 2; i < argc; i++) all[n++] = argv[i];
-      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
-      rc = lms__cli_sim(opts, n, all);
-      free(all);
-    }
-  } else if (strcmp(cmd, "report") == 0) {
-    /* As for sim: its words first, then its flags. */
-    char **all = calloc((size_t)argc + (size_t)sim_argc + 1, sizeof *all);
-    int n = 0;
-    if (all == NULL) {
-      fprintf(stderr, "lms: out of memory\n");
-      rc = 1;
-    } else {
-      for (int i = 2; i < argc; i++) all[n++] = argv[i];
-      for (int i = 0; i < sim_argc; i++) all[n++] = sim_argv[i];
-      rc = lms__cli_report(opts, n, all);
-      free(all);
-    }
+  } else if (strcmp(cmd, "bench") == 0 || strcmp(cmd, "sim") == 0 ||
+             strcmp(cmd, "report") == 0) {
+    /* Its words first, then its flags. */
+    lms__cli_cmd_t fn = cmd[0] == 'b'   ? lms__cli_bench
+                        : cmd[0] == 's' ? lms__cli_sim
+                                        : lms__cli_report;
+    rc = lms__cli_run_with_flags(fn, opts, argc - 2, argv + 2, sim_argc,
+                                 sim_argv);
   } else if (strcmp(cmd, "demo") == 0 && argc == 2) {
     /* Its one flag, --out DIR, was set aside with report's. */
     const char *out = "lms-report";

@@ -97,10 +97,7 @@ static double pct(uint64_t a, uint64_t b) {
 
 /* ---- Arguments ------------------------------------------------------ */
 
-static const struct {
-  const char *flag;
-  int value;
-} kReportFlags[] = {
+static const lms__cli_flag_t kReportFlags[] = {
     {"--out", 1},        {"--stats", 1},    {"--trace", 1},
     {"--compare-links", 0}, {"--native", 1}, {"--emulated", 1},
     {"--steps", 1},      {"--links", 1},    {"--batch", 1},
@@ -109,29 +106,8 @@ static const struct {
 };
 
 int lms__report_extract_args(int *argc, char **argv, char **out) {
-  int n = 0, k = 1;
-  for (int i = 1; i < *argc; i++) {
-    const char *arg = argv[i];
-    int taken = 0;
-    for (size_t f = 0; f < sizeof kReportFlags / sizeof kReportFlags[0];
-         f++) {
-      size_t len = strlen(kReportFlags[f].flag);
-      if (strncmp(arg, kReportFlags[f].flag, len) != 0) continue;
-      if (arg[len] == '=' && kReportFlags[f].value) {
-        out[n++] = argv[i];
-        taken = 1;
-      } else if (arg[len] == '\0') {
-        out[n++] = argv[i];
-        if (kReportFlags[f].value && i + 1 < *argc) out[n++] = argv[++i];
-        taken = 1;
-      }
-      break;
-    }
-    if (!taken) argv[k++] = argv[i];
-  }
-  *argc = k;
-  argv[k] = NULL;
-  return n;
+  return lms__cli_extract(argc, argv, out, kReportFlags,
+                          sizeof kReportFlags / sizeof kReportFlags[0]);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

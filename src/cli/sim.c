@@ -112,10 +112,7 @@ static int one_size(const char *flag, const char *item, void *out, size_t i) {
 }
 
 /* The flags of `lms sim` itself, and whether each takes a value. */
-static const struct {
-  const char *flag;
-  int value;
-} kSimFlags[] = {
+static const lms__cli_flag_t kSimFlags[] = {
     {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
@@ -126,33 +123,8 @@ static const struct {
 };
 
 int lms__sim_extract_args(int *argc, char **argv, char **out) {
-  int n = 0, k = 1;
-  for (int i = 1; i < *argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--") == 0) {
-      /* What follows belongs to another program. */
-      while (i < *argc) argv[k++] = argv[i++];
-      break;
-    }
-    int taken = 0;
-    for (size_t f = 0; f < sizeof kSimFlags / sizeof kSimFlags[0]; f++) {
-      size_t len = strlen(kSimFlags[f].flag);
-      if (strncmp(arg, kSimFlags[f].flag, len) != 0) continue;
-      if (arg[len] == '=' && kSimFlags[f].value) {
-        out[n++] = argv[i];
-        taken = 1;
-      } else if (arg[len] == '\0') {
-        out[n++] = argv[i];
-        if (kSimFlags[f].value && i + 1 < *argc) out[n++] = argv[++i];
-        taken = 1;
-      }
-      break;
-    }
-    if (!taken) argv[k++] = argv[i];
-  }
-  *argc = k;
-  argv[k] = NULL;
-  return n;
+  return lms__cli_extract(argc, argv, out, kSimFlags,
+                          sizeof kSimFlags / sizeof kSimFlags[0]);
 }
 
 int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
