@@ -123,7 +123,43 @@ grep -q '^| published (TFLMS) | 1467 s per epoch | 590 s per epoch | 2.49x |' "$
   no "no published row"
 grep -q '^| predicted, on-demand' "$tmp/unet/report.md" || no "no predicted row"
 
-# 6. lms demo ends with the report and names its files.
+# 6. Real runs: bench net's GoogLeNet on the H100 at its own link and with
+# copies slowed to pcie3 (bench/results/2026-11-22-h100.md, run 6).  The
+# measured rows are the stats files' per-iteration means, the predictions
+# are lms sim's replay of the trace for warm-up plus measured iterations,
+# and what a file left out is shown as absent.
+res=$(cd "$(dirname "$0")/../bench/results/2026-11-22-h100" && pwd)
+tr=$res/googlenet-b10-train-lms8192-native.trace
+"$lms" -lms 8192 --lms_frac 0 report --compare-links "$tr" \
+  --native "54.7/55.1/90.0=$res/googlenet-b10-train-lms8192-native.stats.json" \
+  --emulated "pcie3=$res/googlenet-b10-train-lms8192-pcie3.stats.json" \
+  --out "$tmp/h100" >"$tmp/h100.out" 2>&1 ||
+  { no "the report of the H100 runs failed"; cat "$tmp/h100.out"; }
+for k in native:54.7/55.1/90.0:491300000 emulated:pcie3:1604300000; do
+  IFS=: read -r kind link meas <<<"$k"
+  "$lms" --gpu-limit 16911433728 -lms 8192 --lms_frac 0 --link "$link" sim "$tr" \
+    --iterations 5 --policies schedule --json "$tmp/h100-$kind.json" >/dev/null 2>&1 ||
+    no "lms sim of the $kind run failed"
+  pred=$(sed -n 's/.*"iteration_ns": \([0-9]*\).*/\1/p' "$tmp/h100-$kind.json" | head -1)
+  e=$(awk -v p="$pred" -v m="$meas" 'BEGIN{printf "%.4f", p/m-1}')
+  row=$(grep "{\"kind\": \"$kind\"" "$tmp/h100/report.json")
+  grep -q "\"elapsed_ns\": $meas, \"bytes_h2d\": 18660000000, \"bytes_d2h\": 18490000000, \"stall_ns\": null, \"error\": $e, \"predicted\": {\"iteration_ns\": $pred," <<<"$row" ||
+    no "$kind: report row '$row' is not measured $meas ns against lms sim's $pred ns ($e)"
+done
+grep -q "^| native (\`.*native.stats.json\`) | custom | 491.3 | [0-9.]* | [-+][0-9.]*% | 28.4% | [0-9.]*% | 18.66 | [0-9.]* | 18.49 | [0-9.]* | - | " \
+  "$tmp/h100/report.md" || no "report.md's native row: $(grep '^| native' "$tmp/h100/report.md")"
+grep -q "for 5 iterations, the last compared with the mean of the 3 the run measured after 2 of warm-up" \
+  "$tmp/h100/report.md" || no "report.md does not say how the runs were compared"
+# Stats of different spans do not sit in one table.
+cp "$res/googlenet-b10-train-lms8192-pcie3.stats.json" "$tmp/other.json"
+sed -i 's/"warmup_iterations": 2/"warmup_iterations": 4/' "$tmp/other.json"
+"$lms" report --compare-links "$tr" --native "pcie5=$res/googlenet-b10-train-lms8192-native.stats.json" \
+  --emulated "pcie3=$tmp/other.json" --out "$tmp/mixed" >"$tmp/mixed.out" 2>&1
+[ $? -eq 2 ] && grep -q "cover different spans (measured iterations after different warm-ups)" "$tmp/mixed.out" ||
+  no "stats of different spans: $(cat "$tmp/mixed.out")"
+echo "real runs: the H100's measured iterations beside lms sim's replays"
+
+# 7. lms demo ends with the report and names its files.
 (cd "$tmp" && "$lms" demo --out demo-report >demo.out 2>&1) || no "lms demo failed"
 grep -q "wrote demo-report/report.md" "$tmp/demo.out" || no "lms demo does not name the report"
 [ -s "$tmp/demo-report/report.md" ] && [ -s "$tmp/demo-report/report.html" ] ||

@@ -35,3 +35,11 @@ set_tests_properties(malloc_untouched_when_linked PROPERTIES LABELS cpu)
 add_test(NAME cli_share
   COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_share.sh $<TARGET_FILE:lms_cli>)
 set_tests_properties(cli_share PROPERTIES LABELS cpu)
+
+# The stats file reader and writer of the command line (src/cli/statsfile.c),
+# which the library does not hold.
+add_executable(unit_statsfile tests/unit_statsfile.c src/cli/statsfile.c)
+target_include_directories(unit_statsfile PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(unit_statsfile PRIVATE lms_internal PkgConfig::CRITERION)
+add_test(NAME unit_statsfile COMMAND unit_statsfile --jobs 1)
+set_tests_properties(unit_statsfile PROPERTIES LABELS cpu)

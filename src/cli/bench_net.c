@@ -47,6 +47,7 @@
 
 #include "api/ctx.h"
 #include "cli/cli.h"
+#include "cli/report.h"
 #include "core/log.h"
 
 #define BN_MAX_CONFIGS 8
@@ -111,6 +112,7 @@ typedef struct bn {
   cudaEvent_t *ev; /* 2 per step: start, end */
   cudaEvent_t ev_iter;
   uint64_t plain_used, limit;
+  lms_stats_t st_begin, st_end; /* around the measured iterations */
   char err[LMS__ERRBUF];
 } bn_t;
 
@@ -758,6 +760,8 @@ static int iterate(bn_t *b, int iterations, bn_result_t *r) {
     sum_busy += busy;
     if (b->ctx) {
       lms_stats_get(b->ctx, &s1);
+      if (it == BN_WARMUP) b->st_begin = s0;
+      b->st_end = s1;
       r->gb_in += (double)(s1.bytes_h2d.total - s0.bytes_h2d.total) / 1e9;
       r->gb_out += (double)(s1.bytes_d2h.total - s0.bytes_d2h.total) / 1e9;
       r->late += s1.prefetch_late.total - s0.prefetch_late.total;
@@ -899,6 +903,17 @@ static void run_one(const lms_options_t *base, const bn_args_t *a,
                a->trace_dir, batch, a->train ? "train" : "fwd",
                (long long)config);
       if (lms__trace_write(path, &b->w, terr) != LMS_OK)
+        fprintf(stderr, "lms bench net: %s\n", terr);
+      else
+        fprintf(stderr, "lms bench net: wrote %s\n", path);
+      /* Beside the trace, the stats of the measured iterations, for `lms
+       * report` (Note [A measured iteration's stats]). */
+      char *dot = strrchr(path, '.');
+      if (dot != NULL) snprintf(dot, sizeof path - (size_t)(dot - path),
+                                ".stats.json");
+      if (lms__stats_file_write_iterations(
+              path, &b->st_begin, &b->st_end, a->iterations, BN_WARMUP,
+              (uint64_t)(r->iter_ms * 1e6), terr) != LMS_OK)
         fprintf(stderr, "lms bench net: %s\n", terr);
       else
         fprintf(stderr, "lms bench net: wrote %s\n", path);

@@ -625,7 +625,7 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
   FILE *f = open_in(c->dir, "links.dat", err);
   if (f == NULL) return -1;
   fprintf(f, "# link h2d_gb d2h_gb lms_ms ondemand_ms in_memory_ms "
-             "lms_busy_pct ondemand_busy_pct measured_ms\n");
+             "lms_busy_pct ondemand_busy_pct measured_ms measured_busy_pct\n");
   for (size_t i = 0; i < n; i++) {
     const row_t *r = &rows[i];
     if (!r->ok) continue;
@@ -647,9 +647,10 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
     else
       fprintf(f, "- ");
     if (r->m != NULL)
-      fprintf(f, "%.3f\n", ms(r->m->sf.st.elapsed_ns));
+      fprintf(f, "%.3f %.2f\n", ms(r->m->sf.st.elapsed_ns),
+              pct(lms__wl_compute_ns(w), r->m->sf.st.elapsed_ns));
     else
-      fprintf(f, "-\n");
+      fprintf(f, "- -\n");
   }
   if (fclose(f) != 0) {
     lms__errf(err, "writing '%s/links.dat' failed", c->dir);
@@ -660,7 +661,7 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
   FILE *g = open_in(c->dir, "links.gp", err);
   if (g == NULL) return -1;
   fprintf(g, "# Bytes moved and time per link.  Redraw: gnuplot links.gp\n");
-  fprintf(g, kStyle, 460, "links.png");
+  fprintf(g, kStyle, 500, "links.png");
   fprintf(g,
           "set datafile missing '-'\n"
           "set style data histograms\n"
@@ -673,6 +674,7 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
           "plot 'links.dat' using 2:xtic(1) title 'host to device' lc rgb "
           "'#1e88e5', '' using 3 title 'device to host' lc rgb '#fb8c00'\n"
           "set title 'time per %s'\nset ylabel 'ms'\n"
+          "set key outside bottom center horizontal maxrows 2\n"
           "plot 'links.dat' using 4:xtic(1) title 'lms (predicted)' lc rgb "
           "'#2e7d32', '' using 5 title 'on-demand swapping (predicted)' lc "
           "rgb '#9e9e9e', '' using 6 title 'in memory' lc rgb '#6a1b9a'%s\n"
@@ -695,13 +697,21 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
           "set key outside bottom center horizontal\n"
           "set title \"%s: GPU busy (compute time over the %s's time)\"\n"
           "set ylabel 'GPU busy (%%)'\nset yrange [0:105]\n"
-          "plot 'links.dat' using 7:xtic(1) title 'lms (%s)' lc rgb '#2e7d32', "
-          "'' using 8 title 'on-demand swapping' lc rgb '#9e9e9e', "
-          "'' using ($0-0.17):7:(sprintf('%%.0f', $7)) with labels offset "
+          "plot 'links.dat' using 7:xtic(1) title 'lms (%s, predicted)' lc "
+          "rgb '#2e7d32', "
+          "'' using 8 title 'on-demand swapping (predicted)' lc rgb '#9e9e9e', "
+          "%s"
+          "'' using ($0-%s):7:(sprintf('%%.0f', $7)) with labels offset "
           "0,0.7 font ',8' notitle, "
-          "'' using ($0+0.17):8:(sprintf('%%.0f', $8)) with labels offset "
-          "0,0.7 font ',8' notitle\n",
-          w->name, unit, policy);
+          "'' using ($0%s):8:(sprintf('%%.0f', $8)) with labels offset "
+          "0,0.7 font ',8' notitle%s\n",
+          w->name, unit, policy,
+          measured ? "'' using 10 title 'measured' lc rgb '#000000', " : "",
+          /* Bar centres: two bars of width 1/3, or three of width 1/4. */
+          measured ? "0.25" : "0.17", measured ? "" : "+0.17",
+          measured ? ", '' using ($0+0.25):10:(sprintf('%.0f', $10)) with "
+                     "labels offset 0,0.7 font ',8' notitle"
+                   : "");
   if (fclose(g) != 0) {
     lms__errf(err, "writing '%s/busy.gp' failed", c->dir);
     return -1;
@@ -792,10 +802,30 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     }
   }
   /* A run's trace holds the whole run: replay it once and compare with the
-   * run's elapsed time.  A workload is replayed for some iterations and the
-   * last is measured, as `lms sim` does. */
-  int whole_run = have_run || a->nm > 0;
-  int iters = whole_run ? 1 : a->iterations;
+   * run's elapsed time.  A measured iteration's trace is replayed for its
+   * warm-up and measured iterations and the last compared (Note [A
+   * measured iteration's stats]); so is a workload, as `lms sim` does. */
+  const lms__stats_file_t *first_sf =
+      have_run ? &run_sf : a->nm > 0 ? &a->m[0].sf : NULL;
+  for (int i = 0; i < a->nm; i++) {
+    const lms__stats_file_t *sf = &a->m[i].sf;
+    if ((sf->iterations > 0) != (first_sf->iterations > 0) ||
+        sf->iterations + sf->warmup !=
+            first_sf->iterations + first_sf->warmup) {
+      bad("%s and %s cover different spans (%s); give stats of the same "
+          "kind, for the same number of iterations", first_sf->path,
+          sf->path,
+          (sf->iterations > 0) != (first_sf->iterations > 0)
+              ? "a whole run and measured iterations"
+              : "measured iterations after different warm-ups");
+      goto done;
+    }
+  }
+  int whole_run = first_sf != NULL && first_sf->iterations == 0;
+  int per_iteration = first_sf != NULL && first_sf->iterations > 0;
+  int iters = whole_run       ? 1
+              : per_iteration ? first_sf->warmup + first_sf->iterations
+                              : a->iterations;
   const char *unit = whole_run ? "run" : "iteration";
   uint64_t capacity = opts->gpu_limit;
   if (capacity == 0 && have_run) capacity = run_sf.st.device_limit;
@@ -950,10 +980,18 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
                        ? 0
                        : opts->lms_kb),
        ms(mem.last.time_ns), unit);
-  para(&d, "Predicted figures are replays of %s through the runtime on the "
-           "simulated device (`lms sim` gives the same numbers); %s",
-       whole_run ? "the run's trace, once" :
-                   "the workload, the last of the iterations measured",
+  char span[128];
+  if (per_iteration)
+    snprintf(span, sizeof span, "the run's trace for %d iterations, the "
+             "last compared with the mean of the %d the run measured after "
+             "%d of warm-up", iters, first_sf->iterations, first_sf->warmup);
+  else
+    snprintf(span, sizeof span, "%s", whole_run
+                 ? "the run's trace, once"
+                 : "the workload, the last of the iterations measured");
+  para(&d, "Predicted figures are replays through the runtime on the "
+           "simulated device (`lms sim` gives the same numbers) of %s; %s",
+       span,
        have_run || a->nm > 0
            ? "measured figures are the stats files the runs wrote."
            : "no measured run was given (pass a real run's files: `--stats "
@@ -985,28 +1023,43 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       }
       const lms__replay_iter_t *p = &r->lms.last;
       double e = (double)p->time_ns / (double)s->elapsed_ns - 1.0;
+      /* What the stats file left out is shown as absent, not as 0. */
+      const lms__stats_file_t *sf = &r->m->sf;
+      char h2d[24] = "-", d2h[24] = "-", stall[24] = "-";
+      char jh2d[24] = "null", jd2h[24] = "null", jstall[24] = "null";
+      if (lms__stats_file_has(sf, "bytes_h2d")) {
+        snprintf(h2d, sizeof h2d, "%.2f", gb((uint64_t)s->bytes_h2d.total));
+        snprintf(jh2d, sizeof jh2d, "%lld", (long long)s->bytes_h2d.total);
+      }
+      if (lms__stats_file_has(sf, "bytes_d2h")) {
+        snprintf(d2h, sizeof d2h, "%.2f", gb((uint64_t)s->bytes_d2h.total));
+        snprintf(jd2h, sizeof jd2h, "%lld", (long long)s->bytes_d2h.total);
+      }
+      if (lms__stats_file_has(sf, "stall_ns")) {
+        snprintf(stall, sizeof stall, "%.1f", ms((uint64_t)s->stall_ns.total));
+        snprintf(jstall, sizeof jstall, "%lld", (long long)s->stall_ns.total);
+      }
       table_row(&d,
-                "%s (`%s`)\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%.2f\t"
-                "%.2f\t%.2f\t%.2f\t%.1f\t%.1f",
-                r->m->kind, r->m->sf.path, r->link.name, ms(s->elapsed_ns),
+                "%s (`%s`)\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\t"
+                "%.2f\t%s\t%.2f\t%s\t%.1f",
+                r->m->kind, sf->path, r->link.name, ms(s->elapsed_ns),
                 ms(p->time_ns), 100.0 * e, pct(comp, s->elapsed_ns),
-                pct(p->compute_ns, p->time_ns), gb((uint64_t)s->bytes_h2d.total),
-                gb(p->bytes_h2d), gb((uint64_t)s->bytes_d2h.total),
-                gb(p->bytes_d2h), ms((uint64_t)s->stall_ns.total),
-                ms(p->stall_ns));
+                pct(p->compute_ns, p->time_ns), h2d, gb(p->bytes_h2d), d2h,
+                gb(p->bytes_d2h), stall, ms(p->stall_ns));
       fprintf(js, "%s\n  {\"kind\": \"%s\", \"link\": \"%s\", "
-                  "\"elapsed_ns\": %llu, \"bytes_h2d\": %lld, "
-                  "\"bytes_d2h\": %lld, \"stall_ns\": %lld, \"error\": %.4f, ",
+                  "\"elapsed_ns\": %llu, \"bytes_h2d\": %s, "
+                  "\"bytes_d2h\": %s, \"stall_ns\": %s, \"error\": %.4f, ",
               first_js ? "" : ",", r->m->kind, r->link.name,
-              (unsigned long long)s->elapsed_ns, (long long)s->bytes_h2d.total,
-              (long long)s->bytes_d2h.total, (long long)s->stall_ns.total, e);
+              (unsigned long long)s->elapsed_ns, jh2d, jd2h, jstall, e);
       json_run(js, "predicted", &r->lms);
       fputc('}', js);
       first_js = 0;
     }
     table_end(&d);
     para(&d, "error: predicted over measured, minus one. Measured GPU busy "
-             "is the trace's compute time over the run's elapsed time.");
+             "is the trace's compute time over the %s's measured time%s.",
+         unit, per_iteration ? "" : "; whole-run stats hold totals, so the "
+                                    "run's setup counts in its time");
   }
   fprintf(js, "],\n \"links\": [");
 

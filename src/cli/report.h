@@ -6,12 +6,17 @@
 #include "cli/cli.h"
 #include "lms/lms.h"
 
-/* A stats file as the runtime wrote it (--stats PATH). */
+/* A stats file: the runtime's (--stats PATH), covering a whole run, or a
+ * measured iteration's (Note [A measured iteration's stats]). */
 typedef struct lms__stats_file {
   char path[LMS__PATH_MAX];
   lms_stats_t st;
   int counters;       /* counters read */
   unsigned seen_mask; /* 1 version, 2 device_limit, 4 elapsed_ns */
+  uint32_t counter_seen; /* bit i: the i-th counter of LMS_STATS_MAP */
+  int iterations;     /* > 0: the figures are the mean of this many
+                         measured iterations; 0: a whole run */
+  int warmup;         /* iterations run before the measured ones */
 } lms__stats_file_t;
 
 /* Reads and checks a stats file: LMS_ERR_INVALID, with err naming the file
@@ -19,5 +24,19 @@ typedef struct lms__stats_file {
  * file. */
 lms_status_t lms__stats_file_read(const char *path, lms__stats_file_t *sf,
                                   char *err);
+
+/* 1 if the file holds the counter with this LMS_STATS_MAP field name. */
+int lms__stats_file_has(const lms__stats_file_t *sf, const char *field);
+
+/* Writes the stats of `iterations` measured iterations after `warmup`
+ * others: counters' totals are (end - begin) / iterations, levels are
+ * end's, elapsed_ns is iteration_ns.  LMS_ERR_INVALID with err naming the
+ * path when it cannot be written. */
+lms_status_t lms__stats_file_write_iterations(const char *path,
+                                              const lms_stats_t *begin,
+                                              const lms_stats_t *end,
+                                              int iterations, int warmup,
+                                              uint64_t iteration_ns,
+                                              char *err);
 
 #endif

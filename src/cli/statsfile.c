@@ -1,11 +1,29 @@
 /* statsfile.c - reads back the stats JSON the runtime writes (--stats PATH,
- * lms_stats_format_json) for `lms report`.
+ * lms_stats_format_json) for `lms report`, and writes the stats of measured
+ * iterations (`lms bench net --trace-dir`).
  *
  * The reader is strict, like the trace reader: a file that is not exactly
  * an object of numbers and {current, peak, total} objects, that lacks a
  * counter the report needs, or that has another version is an error naming
- * the file, the byte offset where it went wrong and what was expected. */
+ * the file, the byte offset where it went wrong and what was expected.
+ *
+ * Note [A measured iteration's stats]
+ * The runtime's stats file covers a context's whole life: setup, warm-up
+ * and every iteration, with elapsed_ns from creation to destruction.  Its
+ * trace covers the same span, so `lms report` replays that trace once and
+ * compares.  A benchmark that times iterations itself (bench net) knows
+ * better: it writes the same JSON with two more numbers, "iterations" (how
+ * many were measured) and "warmup_iterations" (how many ran before), where
+ * every counter's total and elapsed_ns are the mean of one measured
+ * iteration.  Its trace is one iteration of the workload with the step
+ * times measured, so the report replays warm-up plus measured iterations
+ * and compares the last with elapsed_ns, as `lms sim` does.  A file with
+ * "iterations" may leave counters out (a run recorded before the
+ * benchmark wrote stats, transcribed from its printed figures): the report
+ * shows "-" for what is absent, never a zero it was not given.  A whole-run
+ * file must hold every counter. */
 #include "cli/report.h"
+#include "replay/replay.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -79,19 +97,34 @@ static int number(cursor_t *c, double *out) {
   return 0;
 }
 
+#define NAME_(field, desc) #field,
+static const char *const kCounterNames[] = {LMS_STATS_MAP(NAME_)};
+#undef NAME_
+
+int lms__stats_file_has(const lms__stats_file_t *sf, const char *field) {
+  for (int i = 0; i < kCounters; i++)
+    if (strcmp(kCounterNames[i], field) == 0)
+      return (sf->counter_seen >> i) & 1u;
+  return 0;
+}
+
 /* Sets the field the name stands for; unknown names are skipped over. */
 static void store(lms__stats_file_t *sf, const char *name, int counter,
                   const double v[3]) {
+  int index = 0;
 #define STORE_(field, desc)                                                   \
   if (counter && strcmp(name, #field) == 0) {                                 \
     sf->st.field.current = (int64_t)v[0];                                     \
     sf->st.field.peak = (int64_t)v[1];                                        \
     sf->st.field.total = (int64_t)v[2];                                       \
-    sf->counters++;                                                           \
+    if (!((sf->counter_seen >> index) & 1u)) sf->counters++;                  \
+    sf->counter_seen |= 1u << index;                                          \
     return;                                                                   \
-  }
+  }                                                                           \
+  index++;
   LMS_STATS_MAP(STORE_)
 #undef STORE_
+  (void)index;
   if (counter) return;
   if (strcmp(name, "version") == 0) {
     sf->st.version = (int)v[0];
@@ -106,6 +139,18 @@ static void store(lms__stats_file_t *sf, const char *name, int counter,
   } else if (strcmp(name, "elapsed_ns") == 0) {
     sf->st.elapsed_ns = (uint64_t)v[0];
     sf->seen_mask |= 4;
+  } else if (strcmp(name, "iterations") == 0) {
+    sf->iterations = v[0] >= 1 && v[0] <= LMS__REPLAY_MAX_ITERS &&
+                             v[0] == (double)(int)v[0]
+                         ? (int)v[0]
+                         : -1;
+    sf->seen_mask |= 8;
+  } else if (strcmp(name, "warmup_iterations") == 0) {
+    sf->warmup = v[0] >= 0 && v[0] <= LMS__REPLAY_MAX_ITERS &&
+                         v[0] == (double)(int)v[0]
+                     ? (int)v[0]
+                     : -1;
+    sf->seen_mask |= 16;
   }
 }
 
@@ -196,10 +241,20 @@ lms_status_t lms__stats_file_read(const char *path, lms__stats_file_t *sf,
       lms__errf(err, "%s: stats version %d; this lms reads version %d",
                 path, sf->st.version, LMS_STATS_VERSION);
       st = LMS_ERR_INVALID;
+    } else if (sf->iterations < 0 || sf->warmup < 0 ||
+               sf->iterations + sf->warmup > LMS__REPLAY_MAX_ITERS) {
+      lms__errf(err, "%s: \"iterations\" is a whole number from 1 and "
+                     "\"warmup_iterations\" one from 0, together at most %d",
+                path, LMS__REPLAY_MAX_ITERS);
+      st = LMS_ERR_INVALID;
+    } else if ((sf->seen_mask & 16) && !(sf->seen_mask & 8)) {
+      lms__errf(err, "%s: \"warmup_iterations\" without \"iterations\"",
+                path);
+      st = LMS_ERR_INVALID;
     } else if (!(sf->seen_mask & 4) || !(sf->seen_mask & 2) ||
-               sf->counters != kCounters) {
+               (sf->iterations == 0 && sf->counters != kCounters)) {
       lms__errf(err, "%s: lacks %s; the report needs elapsed_ns, "
-                     "device_limit and the counters", path,
+                     "device_limit and, for a whole run, the counters", path,
                 !(sf->seen_mask & 4)   ? "\"elapsed_ns\""
                 : !(sf->seen_mask & 2) ? "\"device_limit\""
                                        : "every counter");
@@ -211,4 +266,48 @@ lms_status_t lms__stats_file_read(const char *path, lms__stats_file_t *sf,
   }
   free(buf);
   return st;
+}
+
+lms_status_t lms__stats_file_write_iterations(const char *path,
+                                              const lms_stats_t *begin,
+                                              const lms_stats_t *end,
+                                              int iterations, int warmup,
+                                              uint64_t iteration_ns,
+                                              char *err) {
+  if (iterations < 1 || warmup < 0 ||
+      iterations + warmup > LMS__REPLAY_MAX_ITERS || iteration_ns == 0) {
+    lms__errf(err, "%s: %d iterations after %d of warm-up taking %llu ns "
+                   "each cannot be written: 1 or more measured, at most %d "
+                   "in all, and a time above 0", path, iterations, warmup,
+              (unsigned long long)iteration_ns, LMS__REPLAY_MAX_ITERS);
+    return LMS_ERR_INVALID;
+  }
+  lms_stats_t st = *end;
+  /* A count that went down (a level's total never does) is written as 0
+   * rather than a negative mean. */
+#define MEAN_(field, desc)                                                    \
+  st.field.total = end->field.total > begin->field.total                      \
+                       ? (end->field.total - begin->field.total) / iterations \
+                       : 0;
+  LMS_STATS_MAP(MEAN_)
+#undef MEAN_
+  st.elapsed_ns = iteration_ns;
+  char buf[8192];
+  size_t n = lms_stats_format_json(&st, buf, sizeof buf);
+  /* The object's closing brace gives way to the two iteration numbers. */
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '}')) n--;
+  FILE *f = n + 1 < sizeof buf ? fopen(path, "w") : NULL;
+  if (f == NULL) {
+    lms__errf(err, "%s: cannot write the stats file: %s", path,
+              n + 1 >= sizeof buf ? "too long" : strerror(errno));
+    return LMS_ERR_INVALID;
+  }
+  int bad = fprintf(f, "%.*s,\n \"iterations\": %d,\n \"warmup_iterations\": "
+                       "%d}\n", (int)n, buf, iterations, warmup) < 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    lms__errf(err, "%s: writing the stats file failed", path);
+    return LMS_ERR_INVALID;
+  }
+  return LMS_OK;
 }
