@@ -4,11 +4,14 @@
  * the device-ops table does what device.h promises (memory, streams,
  * events, copies both ways, the timed compute); and chunks four times the
  * virtual limit, filled by a kernel, keep every byte across swaps under
- * each policy, checked by the checksum kernel against the host reference.
- * Limits stay small (a few hundred MiB) so that a shared GPU is never
+ * each policy, checked by the checksum kernel against the host reference;
+ * every device call failing in turn (--fail), and a real out-of-memory
+ * from the driver, change no chunk's bytes.  Limits stay small (a few hundred MiB) so that a shared GPU is never
  * pressed. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,3 +121,207 @@ static void integrity(const char *policy) {
 Test(cuda_swap, bytes_survive_ondemand) { integrity("ondemand"); }
 Test(cuda_swap, bytes_survive_lru) { integrity("lru"); }
 Test(cuda_swap, bytes_survive_schedule) { integrity("schedule"); }
+
+/* ---- Faults on the CUDA device ---------------------------------------- */
+
+/* A context on the CUDA device with a virtual limit and a fault spec. */
+static lms_ctx_t *cuda_ctx(const char *limit, const char *fail) {
+  lms_options_t *o = NULL;
+  lms_ctx_t *ctx = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "device", "cuda"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "gpu-limit", limit), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "lms", "0"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "log", "none"), LMS_OK));
+  if (fail != NULL)
+    cr_assert(eq(int, lms_options_set(o, "fail", fail), LMS_OK));
+  if (lms_ctx_create(o, &ctx) != LMS_OK) ctx = NULL;
+  lms_options_destroy(o);
+  return ctx;
+}
+
+enum { FN = 4 };
+#define FSIZE ((size_t)24 << 20) /* four of them through a 64 MiB limit */
+
+typedef struct frun {
+  lms_ctx_t *ctx;
+  lms_stream_t s[2];
+  lms_chunk_t *c[FN];
+  uint64_t want[FN];
+  unsigned surfaced, mismatches, retries_failed;
+} frun_t;
+
+/* The call, and once more if it failed: an injected fault is one-shot. */
+#define FTRY(r, call)                                                         \
+  do {                                                                        \
+    if ((call) != LMS_OK) {                                                   \
+      (r)->surfaced++;                                                        \
+      if ((call) != LMS_OK) (r)->retries_failed++;                            \
+    }                                                                         \
+  } while (0)
+
+static void fwrite_chunk(frun_t *r, int i, int si, uint64_t seed) {
+  void *p = NULL;
+  FTRY(r, lms_acquire(r->ctx, r->c[i], r->s[si],
+                      LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &p));
+  if (p == NULL) return;
+  cr_assert(eq(int, lms_kernel_fill(p, FSIZE, seed, r->s[si]), 0));
+  r->want[i] = pattern_sum(FSIZE, seed);
+  FTRY(r, lms_release(r->ctx, r->c[i], r->s[si]));
+}
+
+static void fcheck_chunk(frun_t *r, int i, int si) {
+  void *p = NULL;
+  FTRY(r, lms_acquire(r->ctx, r->c[i], r->s[si], LMS_ACCESS_READ, &p));
+  if (p == NULL) return;
+  uint64_t got = 0;
+  cr_assert(eq(int, lms_kernel_checksum(p, FSIZE, &got, r->s[si]), 0));
+  if (got != r->want[i]) r->mismatches++;
+  FTRY(r, lms_release(r->ctx, r->c[i], r->s[si]));
+}
+
+/* Swap-ins, write-backs, drops on two streams, then a free and a new
+ * chunk, then every chunk read back. */
+static void fscenario(frun_t *r) {
+  for (int i = 0; i < FN; i++) {
+    FTRY(r, lms_alloc(r->ctx, FSIZE, &r->c[i]));
+    if (r->c[i] != NULL) fwrite_chunk(r, i, i % 2, 100 + (uint64_t)i);
+  }
+  for (int i = 0; i < FN; i++)
+    if (r->c[i] != NULL) fcheck_chunk(r, i, (i + 1) % 2);
+  if (r->c[1] != NULL) fwrite_chunk(r, 1, 0, 200);
+  if (r->c[0] != NULL) {
+    FTRY(r, lms_free(r->ctx, r->c[0]));
+    r->c[0] = NULL;
+  }
+  FTRY(r, lms_alloc(r->ctx, FSIZE, &r->c[0]));
+  if (r->c[0] != NULL) fwrite_chunk(r, 0, 1, 300);
+  for (int i = FN; i-- > 0;)
+    if (r->c[i] != NULL) fcheck_chunk(r, i, i % 2);
+  FTRY(r, lms_stream_sync(r->ctx, r->s[0]));
+  FTRY(r, lms_stream_sync(r->ctx, r->s[1]));
+}
+
+static void fsetup(frun_t *r, const char *fail) {
+  memset(r, 0, sizeof *r);
+  r->ctx = cuda_ctx("64MiB", fail);
+  cr_assert(r->ctx != NULL, "no CUDA context with --fail %s", fail);
+  cr_assert(eq(int, lms_stream_create(r->ctx, &r->s[0]), LMS_OK));
+  cr_assert(eq(int, lms_stream_create(r->ctx, &r->s[1]), LMS_OK));
+}
+
+static void fteardown(frun_t *r) {
+  for (int i = 0; i < FN; i++)
+    if (r->c[i] != NULL) lms_free(r->ctx, r->c[i]);
+  lms_stream_destroy(r->ctx, r->s[0]);
+  lms_stream_destroy(r->ctx, r->s[1]);
+  cr_assert(eq(int, lms_ctx_destroy(r->ctx), LMS_OK));
+}
+
+/* The promise of the simulated device's fault tests, on the GPU: each
+ * device call in turn fails (--fail any:N, which wraps the CUDA device,
+ * Note [Injecting faults above a real device]); the failure comes back as
+ * a status or is absorbed and counted, a retry succeeds, no chunk's bytes
+ * change (checked by the checksum kernel), and the context goes on. */
+Test(cuda_faults, every_device_call_fails_in_turn, .timeout = 600) {
+  need_gpu();
+  frun_t r;
+  /* A spec that never fires, to count the calls of a clean run. */
+  fsetup(&r, "any:1000000000");
+  cr_assert(lms__dev_is_faulty(r.ctx->dev), "--fail did not wrap the device");
+  uint64_t base = lms__faulty_calls(r.ctx->dev, LMS__DEVOP_COUNT);
+  fscenario(&r);
+  uint64_t calls = lms__faulty_calls(r.ctx->dev, LMS__DEVOP_COUNT) - base;
+  cr_assert(eq(u32, r.surfaced, 0), "the clean run failed: %s",
+            lms_ctx_last_error(r.ctx));
+  cr_assert(eq(u32, r.mismatches, 0));
+  lms_stats_t clean;
+  cr_assert(eq(int, lms_stats_get(r.ctx, &clean), LMS_OK));
+  cr_assert(gt(i64, clean.swaps_out.total, 0), "nothing was written back");
+  fteardown(&r);
+  cr_assert(gt(u64, calls, 30));
+  unsigned surfaced = 0, absorbed = 0;
+  for (uint64_t n = 1; n <= calls; n++) {
+    char spec[48];
+    snprintf(spec, sizeof spec, "any:%llu", (unsigned long long)(base + n));
+    fsetup(&r, spec);
+    fscenario(&r);
+    lms_stats_t st;
+    cr_assert(eq(int, lms_stats_get(r.ctx, &st), LMS_OK));
+    int was_absorbed = r.surfaced == 0 && st.device_errors.total > 0;
+    cr_assert(r.surfaced > 0 || was_absorbed,
+              "call %llu failed and was neither reported nor counted",
+              (unsigned long long)n);
+    cr_assert(eq(u32, r.mismatches, 0), "bytes changed with call %llu failing",
+              (unsigned long long)n);
+    cr_assert(eq(u32, r.retries_failed, 0), "a retry after call %llu failed: %s",
+              (unsigned long long)n, lms_ctx_last_error(r.ctx));
+    for (int i = 0; i < FN; i++)
+      if (r.c[i] != NULL) fcheck_chunk(&r, i, 0);
+    cr_assert(eq(u32, r.mismatches, 0), "bytes changed after call %llu failed",
+              (unsigned long long)n);
+    surfaced += r.surfaced > 0;
+    absorbed += was_absorbed;
+    fteardown(&r);
+  }
+  cr_log_info("%llu injected failures on the GPU: %u reported, %u absorbed",
+              (unsigned long long)calls, surfaced, absorbed);
+}
+
+/* A real out-of-memory from the driver, not an injected one: another
+ * allocation leaves the device less free memory than the virtual limit
+ * promises.  Every acquire either works with the chunk's bytes intact or
+ * fails with LMS_ERR_DEVICE_OOM and a message; once the memory is back,
+ * every chunk reads back unchanged. */
+Test(cuda_faults, a_real_out_of_memory_loses_nothing, .timeout = 300) {
+  need_gpu();
+  size_t free_b = 0, total_b = 0;
+  cr_assert(eq(int, cudaMemGetInfo(&free_b, &total_b), cudaSuccess));
+  const size_t leave = 96u << 20;
+  cr_assert(gt(sz, free_b, leave + (256u << 20)));
+  frun_t r;
+  memset(&r, 0, sizeof r);
+  r.ctx = cuda_ctx("256MiB", NULL);
+  cr_assert(r.ctx != NULL);
+  cr_assert(eq(int, lms_stream_create(r.ctx, &r.s[0]), LMS_OK));
+  cr_assert(eq(int, lms_stream_create(r.ctx, &r.s[1]), LMS_OK));
+  for (int i = 0; i < FN; i++) {
+    cr_assert(eq(int, lms_alloc(r.ctx, FSIZE, &r.c[i]), LMS_OK));
+    fwrite_chunk(&r, i, 0, 500 + (uint64_t)i);
+  }
+  cr_assert(eq(u32, r.surfaced, 0), "%s", lms_ctx_last_error(r.ctx));
+  cr_assert(eq(int, lms_stream_sync(r.ctx, r.s[0]), LMS_OK));
+  /* Take all but `leave` of what is free now: plain device memory, never
+   * managed memory. */
+  cr_assert(eq(int, cudaMemGetInfo(&free_b, &total_b), cudaSuccess));
+  void *hog = NULL;
+  cr_assert(eq(int, cudaMalloc(&hog, free_b - leave), cudaSuccess));
+  unsigned ok = 0, oom = 0;
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < FN; i++) {
+      void *p = NULL;
+      lms_status_t st = lms_acquire(r.ctx, r.c[i], r.s[1], LMS_ACCESS_RW, &p);
+      if (st != LMS_OK) {
+        cr_assert(eq(int, st, LMS_ERR_DEVICE_OOM), "%s",
+                  lms_ctx_last_error(r.ctx));
+        cr_assert(strstr(lms_ctx_last_error(r.ctx), "out of memory") != NULL,
+                  "%s", lms_ctx_last_error(r.ctx));
+        oom++;
+        continue;
+      }
+      uint64_t got = 0;
+      cr_assert(eq(int, lms_kernel_checksum(p, FSIZE, &got, r.s[1]), 0));
+      cr_assert(eq(u64, got, r.want[i]), "chunk %d, pass %d", i, pass);
+      cr_assert(eq(int, lms_release(r.ctx, r.c[i], r.s[1]), LMS_OK));
+      ok++;
+    }
+  cr_assert(eq(int, cudaFree(hog), cudaSuccess));
+  cr_log_info("with %zu MiB really free: %u acquires worked, %u out of memory",
+              leave >> 20, ok, oom);
+  r.mismatches = 0;
+  for (int i = 0; i < FN; i++) fcheck_chunk(&r, i, 0);
+  cr_assert(eq(u32, r.surfaced, 0), "after the memory came back: %s",
+            lms_ctx_last_error(r.ctx));
+  cr_assert(eq(u32, r.mismatches, 0));
+  fteardown(&r);
+}

@@ -81,15 +81,39 @@ static void scenario(run_t *r) {
   TRY(r, lms_stream_sync(r->ctx, r->s[1]));
 }
 
-static int setup(run_t *r) {
+/* The scenario's context on a simulated device inside the fault-injecting
+ * wrapper that --fail puts around a CUDA device (faults.c). */
+static lms_ctx_t *wrapped_ctx(void) {
+  lms_options_t *o = NULL;
+  lms_ctx_t *ctx = NULL;
+  lms_dev_t *inner = NULL, *dev = NULL;
+  char err[LMS__ERRBUF] = "";
+  if (lms_options_create(&o) != LMS_OK) return NULL;
+  if (lms_options_set(o, "device", "sim") == LMS_OK &&
+      lms_options_set(o, "gpu-limit", "2MiB") == LMS_OK &&
+      lms_options_set(o, "lms", "0") == LMS_OK &&
+      lms_options_set(o, "log", "none") == LMS_OK &&
+      lms__dev_open(&o->v, &inner, err) == LMS_OK) {
+    if (lms__faulty_wrap(inner, NULL, &dev, err) != LMS_OK)
+      inner->ops->destroy(inner);
+    else if (lms__ctx_create_on(o, dev, &ctx) != LMS_OK)
+      ctx = NULL;
+  }
+  lms_options_destroy(o);
+  return ctx;
+}
+
+static int setup_on(run_t *r, int wrapped) {
   memset(r, 0, sizeof *r);
-  r->ctx = lms_test_ctx("2MiB", "0", NULL);
+  r->ctx = wrapped ? wrapped_ctx() : lms_test_ctx("2MiB", "0", NULL);
   if (r->ctx == NULL) return -1;
   if (lms_stream_create(r->ctx, &r->s[0]) != LMS_OK ||
       lms_stream_create(r->ctx, &r->s[1]) != LMS_OK)
     return -1;
   return 0;
 }
+
+static int setup(run_t *r) { return setup_on(r, 0); }
 
 static void teardown(run_t *r) {
   for (int i = 0; i < NCHUNK; i++) lms_free(r->ctx, r->c[i]);
@@ -99,6 +123,8 @@ static void teardown(run_t *r) {
 }
 
 static uint64_t device_calls(lms_ctx_t *ctx) {
+  if (lms__dev_is_faulty(ctx->dev))
+    return lms__faulty_calls(ctx->dev, LMS__DEVOP_COUNT);
   lms__sim_report_t rep;
   lms__sim_report(ctx->dev, &rep);
   return rep.total_calls;
@@ -123,9 +149,18 @@ static uint64_t two_chunks(run_t *r, lms_chunk_t **c, lms_chunk_t **d,
   return sum;
 }
 
-Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
+/* Makes the nth call of any operation, counted from the device's start,
+ * fail. */
+static void fail_any_call(lms_ctx_t *ctx, uint64_t n) {
+  if (lms__dev_is_faulty(ctx->dev))
+    lms__faulty_fail_any(ctx->dev, n);
+  else
+    lms__sim_fail_any(ctx->dev, n);
+}
+
+static void every_call_fails_in_turn(int wrapped) {
   run_t r;
-  cr_assert(eq(int, setup(&r), 0));
+  cr_assert(eq(int, setup_on(&r, wrapped), 0));
   uint64_t base = device_calls(r.ctx);
   scenario(&r);
   uint64_t calls = device_calls(r.ctx) - base;
@@ -141,8 +176,8 @@ Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
 
   unsigned surfaced_total = 0, absorbed_total = 0;
   for (uint64_t n = 1; n <= calls; n++) {
-    cr_assert(eq(int, setup(&r), 0));
-    lms__sim_fail_any(r.ctx->dev, base + n);
+    cr_assert(eq(int, setup_on(&r, wrapped), 0));
+    fail_any_call(r.ctx, base + n);
     scenario(&r);
     lms_stats_t st;
     lms_stats_get(r.ctx, &st);
@@ -174,6 +209,77 @@ Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
   cr_log_info("%llu injected failures: %u reported as a status, %u absorbed "
               "and counted", (unsigned long long)calls, surfaced_total,
               absorbed_total);
+}
+
+Test(faults, every_device_call_fails_in_turn, .timeout = 300) {
+  every_call_fails_in_turn(0);
+}
+
+/* The same promises through the wrapper that injects faults above a device
+ * that cannot inject its own (the CUDA device under --fail). */
+Test(faults, every_call_fails_in_turn_through_the_wrapper, .timeout = 300) {
+  every_call_fails_in_turn(1);
+}
+
+/* The wrapper's own contract: a chosen call fails with the status a real
+ * device gives and never reaches the device beneath; the rest pass
+ * through with their results and errors; the optional operations are
+ * the inner device's; a bad spec leaves the inner device to the caller. */
+Test(faults, the_wrapper_stops_the_chosen_call_before_the_device) {
+  char err[LMS__ERRBUF] = "";
+  lms__sim_config_t cfg = {.capacity = 4u << 20,
+                           .link = {.name = "t", .h2d_gbps = 10,
+                                    .d2h_gbps = 10}};
+  lms_dev_t *inner = NULL, *d = NULL;
+  cr_assert(eq(int, lms__sim_create(&cfg, &inner, err), LMS_OK), "%s", err);
+  cr_assert(eq(int, lms__faulty_wrap(inner, "dev_alloc:x", &d, err),
+               LMS_ERR_INVALID));
+  cr_assert(strstr(err, "needs a call number N >= 1") != NULL, "%s", err);
+  cr_assert(eq(int, lms__faulty_wrap(inner, "dev_alloc:2,any:6", &d, err),
+               LMS_OK), "%s", err);
+  cr_assert(lms__dev_is_faulty(d));
+  cr_assert(not(lms__dev_is_faulty(inner)));
+  cr_assert(eq(ptr, lms__dev_unwrap(d), inner));
+  cr_assert(eq(ptr, lms__dev_unwrap(inner), inner));
+  cr_assert(eq(str, (char *)d->ops->name, "sim"));
+  cr_assert(eq(int, d->ops->wait_cost != NULL, inner->ops->wait_cost != NULL));
+  cr_assert(eq(int, d->ops->dev_free_after != NULL,
+               inner->ops->dev_free_after != NULL));
+  cr_assert(eq(int, d->ops->set_budget != NULL, inner->ops->set_budget != NULL));
+
+  void *a = NULL, *b = NULL, *h = NULL;
+  cr_assert(eq(int, d->ops->dev_alloc(d, 4096, &a), LMS_OK));
+  cr_assert(eq(int, d->ops->dev_alloc(d, 4096, &b), LMS_ERR_DEVICE_OOM));
+  cr_assert(eq(ptr, b, NULL));
+  cr_assert(strstr(d->last_error, "injected failure: dev_alloc call 2") != NULL,
+            "%s", d->last_error);
+  lms__sim_report_t rep;
+  lms__sim_report(inner, &rep);
+  cr_assert(eq(u64, rep.calls[LMS__DEVOP_dev_alloc], 1),
+            "the failed call reached the device");
+  cr_assert(eq(u64, rep.dev_in_use, 4096));
+  /* An error of the device beneath passes through with its message. */
+  cr_assert(eq(int, d->ops->dev_alloc(d, 64u << 20, &b), LMS_ERR_DEVICE_OOM));
+  cr_assert(strstr(d->last_error, "injected") == NULL, "%s", d->last_error);
+  cr_assert(gt(sz, strlen(d->last_error), 0));
+  /* The sixth call of any operation: host_alloc, with its own status. */
+  cr_assert(eq(u64, lms__faulty_calls(d, LMS__DEVOP_COUNT), 3));
+  size_t fb = 0, tb = 0;
+  cr_assert(eq(int, d->ops->mem_info(d, &fb, &tb), LMS_OK));
+  cr_assert(eq(sz, tb, 4u << 20));
+  cr_assert(eq(int, d->ops->dev_free(d, a), LMS_OK));
+  cr_assert(eq(int, d->ops->host_alloc(d, 4096, &h), LMS_ERR_HOST_OOM));
+  cr_assert(strstr(d->last_error, "call 6 of any operation") != NULL, "%s",
+            d->last_error);
+  cr_assert(eq(int, d->ops->host_alloc(d, 4096, &h), LMS_OK));
+  cr_assert(eq(u64, lms__faulty_calls(d, LMS__DEVOP_host_alloc), 2));
+  lms__sim_report(inner, &rep);
+  cr_assert(eq(u64, rep.calls[LMS__DEVOP_host_alloc], 1));
+  /* Armed again by hand, as the scenario tests do. */
+  lms__faulty_fail_op(d, LMS__DEVOP_host_free, 1);
+  cr_assert(eq(int, d->ops->host_free(d, h), LMS_ERR_DEVICE));
+  cr_assert(eq(int, d->ops->host_free(d, h), LMS_OK));
+  d->ops->destroy(d); /* and inner with it */
 }
 
 Test(faults, injected_copy_failure_leaves_the_chunk_on_the_host) {

@@ -18,8 +18,14 @@ static lms_status_t fail(lms_ctx_t *ctx, lms_status_t st, const char *fmt,
   return st;
 }
 
-lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
-  if (out == NULL) return LMS_ERR_INVALID;
+/* A context on `dev` (it takes the device, and destroys it on failure), or
+ * on the device the options name when dev is NULL. */
+static lms_status_t ctx_create(const lms_options_t *opts, lms_dev_t *dev,
+                               lms_ctx_t **out) {
+  if (out == NULL) {
+    if (dev != NULL) dev->ops->destroy(dev);
+    return LMS_ERR_INVALID;
+  }
   *out = NULL;
   lms_options_t *defaults = NULL;
   if (opts == NULL) {
@@ -28,6 +34,7 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
     if (st != LMS_OK) {
       fprintf(stderr, "lms: %s\n", lms_options_error(defaults));
       lms_options_destroy(defaults);
+      if (dev != NULL) dev->ops->destroy(dev);
       return st;
     }
     opts = defaults;
@@ -35,6 +42,7 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
   lms_ctx_t *ctx = calloc(1, sizeof *ctx);
   if (ctx == NULL) {
     lms_options_destroy(defaults);
+    if (dev != NULL) dev->ops->destroy(dev);
     return LMS_ERR_HOST_OOM;
   }
   lms__opts_copy(&ctx->opts, &opts->v);
@@ -44,7 +52,10 @@ lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
                      ctx->opts.log_file);
 
   lms_status_t st;
-  LMS_CHECK_GOTO(lms__dev_open(&ctx->opts, &ctx->dev, ctx->err), st, fail);
+  if (dev != NULL)
+    ctx->dev = dev;
+  else
+    LMS_CHECK_GOTO(lms__dev_open(&ctx->opts, &ctx->dev, ctx->err), st, fail);
   size_t free_b = 0, total_b = 0;
   st = ctx->dev->ops->mem_info(ctx->dev, &free_b, &total_b);
   if (st != LMS_OK) {
@@ -82,6 +93,16 @@ fail:
   pthread_mutex_destroy(&ctx->lock);
   free(ctx);
   return st;
+}
+
+lms_status_t lms_ctx_create(const lms_options_t *opts, lms_ctx_t **out) {
+  return ctx_create(opts, NULL, out);
+}
+
+lms_status_t lms__ctx_create_on(const lms_options_t *opts, lms_dev_t *dev,
+                                lms_ctx_t **out) {
+  if (dev == NULL) return LMS_ERR_INVALID;
+  return ctx_create(opts, dev, out);
 }
 
 static lms_status_t write_stats_file(lms_ctx_t *ctx) {

@@ -21,4 +21,10 @@ struct lms_ctx {
   char err[LMS__ERRBUF]; /* last failure; shared by the context's threads */
 };
 
+/* A context on a device made by the caller (a test's wrapped or scripted
+ * device) instead of the one the options name.  It takes the device, and
+ * destroys it if the context cannot be made. */
+lms_status_t lms__ctx_create_on(const lms_options_t *opts, lms_dev_t *dev,
+                                lms_ctx_t **out);
+
 #endif

@@ -78,7 +78,10 @@ static lms_status_t fail(cuda_dev_t *c, cudaError_t e, const char *what) {
     if (e_ != cudaSuccess) return fail((c), e_, (what));                      \
   } while (0)
 
-static cuda_dev_t *as_cuda(lms_dev_t *d) { return (cuda_dev_t *)d; }
+/* A CUDA device, under the fault-injecting wrapper or not. */
+static cuda_dev_t *as_cuda(lms_dev_t *d) {
+  return (cuda_dev_t *)lms__dev_unwrap(d);
+}
 
 static lms_status_t select_device(cuda_dev_t *c) {
   CUDA_CALL(c, cudaSetDevice(c->ordinal), "cudaSetDevice");

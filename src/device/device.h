@@ -141,6 +141,32 @@ void lms__evpool_put(lms__evpool_t *p, void *ev);
 /* Destroys the spare events. */
 void lms__evpool_fini(lms__evpool_t *p);
 
+/* ---- Fault injection (faults.c) -------------------------------------- */
+
+/* Parses "OP:N[,OP:N]" (N a decimal >= 1; OP a device operation, or "any"
+ * for the Nth call of any operation) into fail_op[LMS__DEVOP_COUNT] and
+ * *fail_any.  LMS_ERR_INVALID with err naming the accepted operations. */
+lms_status_t lms__fault_spec_parse(const char *spec, uint64_t *fail_op,
+                                   uint64_t *fail_any, char *err);
+/* The status an injected failure of op reports: the one a real device
+ * gives when it runs out of what the call asks for. */
+lms_status_t lms__fault_status(lms__dev_op_t op);
+/* Wraps inner in a device that counts calls and fails the ones spec (may
+ * be NULL) chooses, before they reach inner (Note [Injecting faults above
+ * a real device]).  On success the wrapper owns inner; on failure inner
+ * is untouched. */
+lms_status_t lms__faulty_wrap(lms_dev_t *inner, const char *spec,
+                              lms_dev_t **out, char *err);
+int lms__dev_is_faulty(const lms_dev_t *d);
+/* The device a wrapper wraps; d itself when it is no wrapper. */
+lms_dev_t *lms__dev_unwrap(lms_dev_t *d);
+/* Arms the nth call (counted from wrapping) of op, or of any operation,
+ * to fail; n = 0 disarms.  No-ops on a device that is no wrapper. */
+void lms__faulty_fail_op(lms_dev_t *d, lms__dev_op_t op, uint64_t n);
+void lms__faulty_fail_any(lms_dev_t *d, uint64_t n);
+/* Calls of op so far, or of every operation with op = LMS__DEVOP_COUNT. */
+uint64_t lms__faulty_calls(lms_dev_t *d, int op);
+
 /* ---- The simulated device ------------------------------------------- */
 
 typedef struct lms__sim_config {

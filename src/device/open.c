@@ -31,6 +31,18 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
         return st;
       }
     }
+    /* The driver cannot be told to fail, so --fail wraps the device
+     * (Note [Injecting faults above a real device]). */
+    if (opts->fail && opts->fail[0]) {
+      lms_dev_t *wrapped = NULL;
+      lms_status_t st = lms__faulty_wrap(*out, opts->fail, &wrapped, err);
+      if (st != LMS_OK) {
+        (*out)->ops->destroy(*out);
+        *out = NULL;
+        return st;
+      }
+      *out = wrapped;
+    }
     return LMS_OK;
   }
   if (opts->device == LMS_DEVICE_AUTO) {

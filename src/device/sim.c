@@ -81,16 +81,6 @@
 #define SIM_DEV_ALIGN ((size_t)256)
 #define SIM_QUERY_QUANTUM_NS ((uint64_t)1000)
 
-const char *const lms__dev_op_names[LMS__DEVOP_COUNT] = {
-#define SIM_OP_NAME_(name) #name,
-    LMS__DEV_OPS_MAP(SIM_OP_NAME_)
-#undef SIM_OP_NAME_
-};
-
-/* The fault spec also accepts this name: "any:N" fails the Nth call of any
- * operation, as lms__sim_fail_any does. */
-#define SIM_ANY_NAME "any"
-
 /* ---- Sorted address tables ------------------------------------------ */
 
 /* One live allocation or handle: [base, base + size). */
@@ -241,19 +231,6 @@ static lms_status_t sim_failed(sim_t *s, lms_status_t st) {
 #define SIM_FAIL(s, st, ...)                                                  \
   (lms__errf((s)->head.last_error, __VA_ARGS__), sim_failed((s), (st)))
 
-/* The status an injected failure of op reports: the one a real device
- * would give when it runs out of what the call asks for. */
-static lms_status_t injected_status(lms__dev_op_t op) {
-  switch (op) {
-  case LMS__DEVOP_dev_alloc:
-    return LMS_ERR_DEVICE_OOM;
-  case LMS__DEVOP_host_alloc:
-    return LMS_ERR_HOST_OOM;
-  default:
-    return LMS_ERR_DEVICE;
-  }
-}
-
 /* Takes the lock and counts the call.  Returns the injected failure if this
  * call is the one chosen to fail, LMS_OK otherwise; the lock is held on
  * return either way and the caller releases it. */
@@ -262,11 +239,11 @@ static lms_status_t sim_enter(sim_t *s, lms__dev_op_t op) {
   s->calls[op]++;
   s->total_calls++;
   if (s->fail_op[op] != 0 && s->calls[op] == s->fail_op[op])
-    return SIM_FAIL(s, injected_status(op),
+    return SIM_FAIL(s, lms__fault_status(op),
                     "injected failure: %s call %" PRIu64,
                     lms__dev_op_names[op], s->calls[op]);
   if (s->fail_any != 0 && s->total_calls == s->fail_any)
-    return SIM_FAIL(s, injected_status(op),
+    return SIM_FAIL(s, lms__fault_status(op),
                     "injected failure: %s call %" PRIu64
                     " (call %" PRIu64 " of any operation)",
                     lms__dev_op_names[op], s->calls[op], s->total_calls);
@@ -886,83 +863,6 @@ static const lms_dev_ops_t sim_ops = {
 
 /* ---- Creation and the fault spec ------------------------------------ */
 
-/* Writes a message about the fault spec into err, when there is one, and
- * returns from the parser. */
-#define SPEC_FAIL(err, ...)                                                   \
-  do {                                                                        \
-    if ((err) != NULL) lms__errf((err), __VA_ARGS__);                         \
-    return LMS_ERR_INVALID;                                                   \
-  } while (0)
-
-/* Parses "OP:N[,OP:N]" (N a decimal >= 1; OP a device operation or "any")
- * into fail_op and *fail_any.  Naming an operation twice is an error, since
- * only one failing call per operation can be armed. */
-static lms_status_t parse_fail_spec(const char *spec, uint64_t *fail_op,
-                                    uint64_t *fail_any, char *err) {
-  char ops[LMS__ERRBUF / 2];
-  size_t used = 0;
-  ops[0] = '\0';
-  for (int i = 0; i <= LMS__DEVOP_COUNT; i++) {
-    const char *name = i < LMS__DEVOP_COUNT ? lms__dev_op_names[i]
-                                            : SIM_ANY_NAME;
-    int w = snprintf(ops + used, sizeof ops - used, "%s%s", i ? ", " : "",
-                     name);
-    if (w < 0 || (size_t)w >= sizeof ops - used) break;
-    used += (size_t)w;
-  }
-  /* Quoted parts are cut short so the list of operations always fits. */
-  enum { QMAX = 48 };
-  int slen = (int)strnlen(spec, QMAX);
-  const char *p = spec;
-  for (;;) {
-    const char *end = strchr(p, ',');
-    if (end == NULL) end = p + strlen(p);
-    int elen = (int)(end - p) < QMAX ? (int)(end - p) : QMAX;
-    const char *colon = memchr(p, ':', (size_t)(end - p));
-    if (end == p)
-      SPEC_FAIL(err, "fault spec '%.*s' has an empty entry; form "
-                     "OP:N[,OP:N] with N >= 1, OP one of: %s",
-                slen, spec, ops);
-    if (colon == NULL)
-      SPEC_FAIL(err, "fault spec: '%.*s' in '%.*s' lacks ':N'; form "
-                     "OP:N[,OP:N] with N >= 1, OP one of: %s",
-                elen, p, slen, spec, ops);
-    size_t nlen = (size_t)(colon - p);
-    int op = -1;
-    for (int i = 0; i <= LMS__DEVOP_COUNT; i++) {
-      const char *name = i < LMS__DEVOP_COUNT ? lms__dev_op_names[i]
-                                              : SIM_ANY_NAME;
-      if (strlen(name) == nlen && memcmp(name, p, nlen) == 0) op = i;
-    }
-    int qlen = (int)nlen < QMAX ? (int)nlen : QMAX;
-    if (op < 0)
-      SPEC_FAIL(err, "fault spec: unknown operation '%.*s' in '%.*s'; "
-                     "accepted operations: %s",
-                qlen, p, slen, spec, ops);
-    uint64_t n = 0;
-    int bad = colon + 1 == end;
-    for (const char *q = colon + 1; q < end && !bad; q++) {
-      if (*q < '0' || *q > '9' || n > (UINT64_MAX - 9) / 10)
-        bad = 1;
-      else
-        n = n * 10 + (uint64_t)(*q - '0');
-    }
-    if (bad || n == 0)
-      SPEC_FAIL(err, "fault spec: '%.*s' in '%.*s' needs a call number "
-                     "N >= 1 after ':'; form OP:N[,OP:N], OP one of: %s",
-                elen, p, slen, spec, ops);
-    uint64_t *slot = op < LMS__DEVOP_COUNT ? &fail_op[op] : fail_any;
-    if (*slot != 0)
-      SPEC_FAIL(err, "fault spec: operation '%.*s' appears twice in '%.*s'; "
-                     "name each of these at most once: %s",
-                qlen, p, slen, spec, ops);
-    *slot = n;
-    if (*end == '\0') break;
-    p = end + 1;
-  }
-  return LMS_OK;
-}
-
 lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
                              char *err) {
   if (cfg == NULL || out == NULL) {
@@ -987,7 +887,7 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   uint64_t fail_op[LMS__DEVOP_COUNT] = {0};
   uint64_t fail_any = 0;
   if (cfg->fail != NULL && cfg->fail[0] != '\0')
-    LMS_CHECK(parse_fail_spec(cfg->fail, fail_op, &fail_any, err));
+    LMS_CHECK(lms__fault_spec_parse(cfg->fail, fail_op, &fail_any, err));
 
   sim_t *s = calloc(1, sizeof *s);
   if (s == NULL) {
