@@ -84,6 +84,10 @@ expect 2 "give --workload"  -- tune
 expect 2 "nothing to run"   -- tune --
 expect 2 "cannot open"      -- tune --workload /nonexistent/run.trace
 expect 2 "needs a value"    -- tune --workload
+expect 2 "--gpus-per-link (tune times one GPU alone" -- tune --workload googlenet --gpus-per-link 2
+expect 2 "--links (give one link as --link" -- tune --workload googlenet --links pcie3,pcie4
+expect 2 "--policies (give one as --policy" -- tune --workload googlenet --policies lru
+expect 2 "--json is not accepted here" -- tune --workload googlenet --json -
 expect 2 "accepted: link"   -- bench
 expect 2 "accepted: link"   -- bench frobnicate
 expect 2 "--batch '0'"      -- bench net --batch 0

@@ -46,6 +46,7 @@ typedef struct tune {
   /* what to run */
   lms__workload_t w;
   int have_workload;
+  int iterations; /* per simulated run; the last is timed */
   char **cmd;
   const lms_options_t *base;
 } tune_t;
@@ -126,7 +127,7 @@ static uint64_t run_workload(tune_t *t, const setting_t *s, char *why) {
     lms_options_set(o, "log", "error");
   lms__replay_result_t r;
   char err[LMS__ERRBUF] = "";
-  lms_status_t st = lms__replay_run(&t->w, &o->v, 3, 0, &r, err);
+  lms_status_t st = lms__replay_run(&t->w, &o->v, t->iterations, 0, &r, err);
   lms_options_destroy(o);
   if (st != LMS_OK) {
     snprintf(why, 160, "%s", st == LMS_ERR_DEVICE_OOM ? "out of memory" : err);
@@ -323,6 +324,30 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
       return 2;
     }
     if (lms__sim_parse_args(nsim, sim_args, &sa) != 0) return 2;
+    /* lms sim's flags that compare several runs have no meaning for a
+     * search that makes its own runs: refused rather than ignored. */
+    const char *unused = sa.nlinks      ? "--links (give one link as --link "
+                                          "before the command)"
+                         : sa.npolicies ? "--policies (give one as --policy "
+                                          "before the command)"
+                         : sa.ncapacities
+                             ? "--capacities (give one as --gpu-limit before "
+                               "the command)"
+                         : sa.json[0]  ? "--json"
+                         : sa.declare  ? "--declare"
+                         : sa.gpus_per_link > 1
+                             ? "--gpus-per-link (tune times one GPU alone; "
+                               "see a setting under sharing with lms sim "
+                               "--gpus-per-link N)"
+                             : NULL;
+    if (unused != NULL) {
+      fprintf(stderr, "lms tune: %s is not accepted here; tune takes the "
+                      "workload's flags (--batch, --size, --train, --forward, "
+                      "--iterations, --device-tflops) and its own\n",
+              unused);
+      return 2;
+    }
+    t.iterations = sa.iterations;
     char err[LMS__ERRBUF] = "";
     lms__wl_init(&t.w, NULL);
     if (lms__sim_load(&sa, &t.w, err) != LMS_OK) {
