@@ -89,6 +89,58 @@ Test(swap, clean_chunks_are_dropped_dirty_written_back, .init = up,
   cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
 }
 
+/* A discarded chunk leaves the device without a write-back, comes back
+ * without a copy, and nothing else changes; an acquired one is refused. */
+Test(swap, discarded_bytes_are_never_copied, .init = up, .fini = down) {
+  lms_status_t st;
+  lms_chunk_t *a = alloc(3 << 20), *b = alloc(1 << 20), *c = alloc(3 << 20);
+  uint64_t sb = lms_test_write(ctx, b, s, 11, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  lms_test_write(ctx, a, s, 7, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(lms_chunk_resident(ctx, a));
+  /* Refused while acquired, with the reason; nothing changes. */
+  void *p = NULL;
+  cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_READ, &p), LMS_OK));
+  cr_assert(eq(int, lms_discard(ctx, a), LMS_ERR_BUSY));
+  cr_assert(strstr(lms_ctx_last_error(ctx), "release it first") != NULL, "%s",
+            lms_ctx_last_error(ctx));
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  lms_stats_t s0 = stats();
+  cr_assert(eq(int, lms_discard(ctx, a), LMS_OK));
+  cr_assert(not(lms_chunk_resident(ctx, a)), "the dead copy was kept");
+  lms_stats_t s1 = stats();
+  cr_assert(eq(i64, s1.bytes_d2h.total, s0.bytes_d2h.total),
+            "dead bytes were written back");
+  cr_assert(eq(i64, s1.swaps_out.total, s0.swaps_out.total));
+  /* c needs the room a held: nothing of a is copied out for it. */
+  lms_test_write(ctx, c, s, 8, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  /* a comes back for reading without a copy in (its bytes are undefined),
+   * and is written anew. */
+  lms_stats_t s2 = stats();
+  cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_READ, &p), LMS_OK));
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  lms_stats_t s3 = stats();
+  cr_assert(eq(i64, s3.bytes_h2d.total, s2.bytes_h2d.total),
+            "discarded bytes were brought back");
+  uint64_t sa = lms_test_write(ctx, a, s, 9, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+  /* The other chunks kept their bytes; a second discard, and one of a
+   * chunk not resident, are harmless; what is no chunk is refused. */
+  cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
+  cr_assert(eq(int, lms_discard(ctx, c), LMS_OK));
+  cr_assert(eq(int, lms_discard(ctx, c), LMS_OK));
+  cr_assert(eq(int, lms_free(ctx, c), LMS_OK));
+  lms_chunk_t fake;
+  memset(&fake, 0, sizeof fake);
+  cr_assert(eq(int, lms_discard(ctx, &fake), LMS_ERR_INVALID));
+  cr_assert(strstr(lms_ctx_last_error(ctx), "lms_discard: not a live chunk") !=
+            NULL);
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+}
+
 Test(swap, acquired_chunk_is_never_evicted, .init = up, .fini = down) {
   lms_status_t st;
   lms_chunk_t *a = alloc(2 << 20), *b = alloc(1 << 20), *c = alloc(2 << 20);

@@ -14,6 +14,7 @@
 #include <criterion/new/assert.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -416,4 +417,70 @@ Test(builtins, bad_params_are_refused) {
   cr_assert(eq(int, lms__wl_find_builtin("unet3d")->build(NULL, &w, err),
                LMS_ERR_INVALID));
   cr_assert(eq(u32, w.nchunks, 0));
+}
+
+/* ---- Dead after the last use ------------------------------------------ */
+
+/* Note [Dead after the last use]: what is first overwritten in an
+ * iteration is dead after its last use; what is first read, and what is
+ * transient, is not. */
+Test(dead_after, the_last_use_of_what_is_first_overwritten, .fini = wl_down) {
+  uint32_t wgt, act, grad, tmp, in;
+  lms__wl_init(&wl, "dead");
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 1000, 0, "w", &wgt), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 200, 0, "act", &act), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 30, 0, "grad", &grad), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 4, 1, "tmp", &tmp), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 5, 0, "in", &in), LMS_OK));
+  /* s0: act = f(in, w); s1: tmp; grad = g(act); s2: w -= grad; s3: read in */
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s0"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, in, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, wgt, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, act, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s1"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, tmp, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, act, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, grad, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s2"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, grad, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, wgt, LMS_ACCESS_RW), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s3"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, in, LMS_ACCESS_READ), LMS_OK));
+  uint64_t bytes = 0;
+  cr_assert(eq(u32, lms__wl_mark_dead(&wl, &bytes), 2));
+  cr_assert(eq(u64, bytes, 230));
+  /* refs: s0 in w act | s1 tmp act grad | s2 grad w | s3 in */
+  static const unsigned want[] = {0, 0, 0, 0, 1, 0, 1, 0, 0};
+  cr_assert(eq(u32, wl.nrefs, 9));
+  for (uint32_t r = 0; r < wl.nrefs; r++)
+    cr_assert(eq(u32, wl.refs[r].dead_after, want[r]), "ref %u (chunk %s)", r,
+              wl.chunks[wl.refs[r].chunk].name);
+  /* Marking again gives the same marks, not more. */
+  cr_assert(eq(u32, lms__wl_mark_dead(&wl, NULL), 2));
+}
+
+/* GoogLeNet training: every gradient and every layer output is dead after
+ * its last use; no weight and not the input. */
+Test(dead_after, googlenet_training_blobs, .fini = wl_down) {
+  build_ok("googlenet", 10, 1, 0, &wl);
+  lms__wl_mark_dead(&wl, NULL);
+  unsigned *marks = calloc(wl.nchunks, sizeof *marks);
+  cr_assert(marks != NULL);
+  for (uint32_t r = 0; r < wl.nrefs; r++)
+    marks[wl.refs[r].chunk] += wl.refs[r].dead_after;
+  unsigned diffs = 0;
+  for (uint32_t c = 0; c < wl.nchunks; c++) {
+    const char *name = wl.chunks[c].name;
+    cr_assert(le(u32, marks[c], 1), "%s marked %u times", name, marks[c]);
+    if (ends_with(name, ".w") || ends_with(name, ".b") ||
+        strcmp(name, "data") == 0)
+      cr_assert(eq(u32, marks[c], 0), "%s carries bytes across iterations",
+                name);
+    if (ends_with(name, ".diff")) {
+      cr_assert(eq(u32, marks[c], 1), "%s is not found dead", name);
+      diffs++;
+    }
+  }
+  cr_assert(gt(u32, diffs, 100));
+  free(marks);
 }

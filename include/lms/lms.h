@@ -145,6 +145,12 @@ LMS_API lms_status_t lms_acquire(lms_ctx_t *ctx, lms_chunk_t *chunk,
  * `stream` before this call has finished. */
 LMS_API lms_status_t lms_release(lms_ctx_t *ctx, lms_chunk_t *chunk,
                                  lms_stream_t stream);
+/* Declares the chunk's bytes dead: nothing will read them before they are
+ * written again (a gradient its consumer has used, an activation after its
+ * last backward use).  A device copy is dropped without being copied
+ * back, and the next acquire brings nothing in; the bytes are undefined
+ * until next written, as after lms_alloc.  LMS_ERR_BUSY while acquired. */
+LMS_API lms_status_t lms_discard(lms_ctx_t *ctx, lms_chunk_t *chunk);
 /* Maps any address inside a live chunk (its device copy or its host home)
  * to the chunk and the offset within it.  LMS_ERR_INVALID if none. */
 LMS_API lms_status_t lms_chunk_lookup(lms_ctx_t *ctx, const void *addr,

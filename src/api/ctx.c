@@ -329,6 +329,15 @@ lms_status_t lms_release(lms_ctx_t *ctx, lms_chunk_t *chunk,
   return st;
 }
 
+lms_status_t lms_discard(lms_ctx_t *ctx, lms_chunk_t *chunk) {
+  if (ctx == NULL) return LMS_ERR_INVALID;
+  LMS__CHECK_CHUNK(ctx, chunk, "lms_discard");
+  pthread_mutex_lock(&ctx->lock);
+  lms_status_t st = lms__swap_discard(&ctx->swap, chunk);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
 lms_status_t lms_chunk_lookup(lms_ctx_t *ctx, const void *addr,
                               lms_chunk_t **out, size_t *offset) {
   if (ctx == NULL || out == NULL) return LMS_ERR_INVALID;

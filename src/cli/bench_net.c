@@ -58,6 +58,7 @@ typedef struct bn_args {
   int64_t configs[BN_MAX_CONFIGS]; /* -2: plain; else -lms KB */
   int nconfigs;
   int size, train, iterations;
+  int discard; /* lms runs discard dead blobs (Note [Dead after the last use]) */
   char trace_dir[LMS__PATH_MAX];
 } bn_args_t;
 
@@ -371,10 +372,16 @@ static int acquire_step(bn_t *b, uint32_t si) {
 static int release_step(bn_t *b, uint32_t si) {
   const lms__wl_step_t *st = &b->w.steps[si];
   for (uint32_t k = 0; k < st->nrefs; k++) {
-    bn_buf_t *buf = &b->bufs[b->w.refs[st->first_ref + k].chunk];
+    const lms__wl_ref_t *ref = &b->w.refs[st->first_ref + k];
+    bn_buf_t *buf = &b->bufs[ref->chunk];
     if (b->ctx != NULL &&
         lms_release(b->ctx, buf->chunk, (lms_stream_t)b->s) != LMS_OK) {
       lms__errf(b->err, "lms_release: %s", lms_ctx_last_error(b->ctx));
+      return -1;
+    }
+    if (b->ctx != NULL && ref->dead_after &&
+        lms_discard(b->ctx, buf->chunk) != LMS_OK) {
+      lms__errf(b->err, "lms_discard: %s", lms_ctx_last_error(b->ctx));
       return -1;
     }
     buf->dptr = NULL;
@@ -842,6 +849,7 @@ static void run_one(const lms_options_t *base, const bn_args_t *a,
   if (lms__net_googlenet(&p, n, &b->w, &b->loss_in, &b->labels, b->err) != LMS_OK)
     rc = -1;
   if (rc == 0) rc = check_steps(b) || find_loss_chunk(b) ? -1 : 0;
+  if (rc == 0 && a->discard && config != -2) lms__wl_mark_dead(&b->w, NULL);
   if (rc == 0 && config != -2) {
     char v[32];
     lms_options_set(o, "device", "cuda");
@@ -1014,6 +1022,9 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
          a->size, a->size, a->train ? "forward + backward" : "forward only",
          (double)limit / (1 << 30), (unsigned long long)(BN_WS_BYTES >> 20),
          a->iterations, BN_WARMUP);
+  if (a->discard)
+    printf("lms runs discard each blob after its last use in an iteration "
+           "(--discard)\n");
   printf("link: measured %.1f GB/s host to device, %.1f GB/s device to host, "
          "%.1f GB/s both at once%s\n", env.h2d_gbps, env.d2h_gbps, env.both_gbps,
          throttled ? "; copies slowed to the --link given" : "");
@@ -1121,6 +1132,8 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
     }
     if (strcmp(f, "--forward") == 0) {
       a.train = 0;
+    } else if (strcmp(f, "--discard") == 0) {
+      a.discard = 1;
     } else if (strcmp(f, "--train") == 0) {
       a.train = 1;
     } else if (strcmp(f, "--size") == 0) {
@@ -1167,7 +1180,8 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
     } else {
       fprintf(stderr, "lms bench net: unknown argument '%s'; accepted: "
                       "--batch N,.. --size N --forward --train --iterations N "
-                      "--configs plain,lms:KB,.. --trace-dir DIR\n", f);
+                      "--configs plain,lms:KB,.. --trace-dir DIR --discard\n",
+              f);
       return 2;
     }
     if (takes) i++;

@@ -46,6 +46,8 @@ typedef struct lms__sim_args {
   size_t ncapacities;
   char json[LMS__PATH_MAX];   /* "" none, "-" stdout */
   int gpus_per_link;          /* GPUs sharing the host link, 1 alone */
+  int discard_dead;           /* lms_discard dead chunks after their last
+                                 use (Note [Dead after the last use]) */
 } lms__sim_args_t;
 
 void lms__sim_args_init(lms__sim_args_t *a);

@@ -116,7 +116,7 @@ static const lms__cli_flag_t kSimFlags[] = {
     {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
-    {"--gpus-per-link", 1},
+    {"--gpus-per-link", 1}, {"--discard-dead", 0},
     /* `lms tune`'s own */
     {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
     {"--window-values", 1},
@@ -207,6 +207,8 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
       a->gpus_per_link = (int)g;
     } else if (strcmp(flag, "--declare") == 0 && val == NULL) {
       a->declare = 1;
+    } else if (strcmp(flag, "--discard-dead") == 0 && val == NULL) {
+      a->discard_dead = 1;
     } else if (arg[0] == '-' && arg[1] != '\0') {
       fprintf(stderr, "lms sim: unknown option '%s'; see 'lms help'\n", arg);
       return -1;
@@ -227,8 +229,8 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
   return 0;
 }
 
-lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
-                           char *err) {
+static lms_status_t load(const lms__sim_args_t *a, lms__workload_t *w,
+                         char *err) {
   const lms__wl_builtin_t *b = lms__wl_find_builtin(a->input);
   if (b == NULL) return lms__trace_read(a->input, w, err);
   lms__wl_params_t p = a->params;
@@ -236,6 +238,19 @@ lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
   /* The source scenarios: GoogleNet at batch 10, the U-Net at batch 1. */
   if (p.batch == 0) p.batch = strcmp(b->name, "googlenet") == 0 ? 10 : 1;
   return b->build(&p, w, err);
+}
+
+lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
+                           char *err) {
+  LMS_CHECK(load(a, w, err));
+  if (a->discard_dead) {
+    uint64_t bytes = 0;
+    uint32_t n = lms__wl_mark_dead(w, &bytes);
+    fprintf(stderr, "lms: --discard-dead: %u chunks (%.2f GB) are discarded "
+                    "after their last use in each iteration\n",
+            n, (double)bytes / 1e9);
+  }
+  return LMS_OK;
 }
 
 /* The workload with room for everything: the in-memory reference. */

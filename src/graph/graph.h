@@ -40,6 +40,9 @@ typedef struct lms__wl_chunk {
 typedef struct lms__wl_ref {
   uint32_t chunk;  /* index into chunks */
   unsigned access; /* LMS_ACCESS_READ | LMS_ACCESS_WRITE */
+  /* 1: the chunk's bytes are dead after this step (lms__wl_mark_dead);
+   * a replay discards it there.  Not carried by traces. */
+  unsigned dead_after;
 } lms__wl_ref_t;
 
 typedef struct lms__wl_step {
@@ -75,6 +78,11 @@ lms_status_t lms__wl_add_step(lms__workload_t *w, uint64_t compute_ns,
  * its access masks merged. */
 lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
                              unsigned access);
+/* Note [Dead after the last use] in workload.c: marks the last use in an
+ * iteration of every persistent chunk whose first use overwrites it.
+ * Returns how many uses were marked; *bytes (may be NULL) gets their
+ * chunks' bytes. */
+uint32_t lms__wl_mark_dead(lms__workload_t *w, uint64_t *bytes);
 /* Checks the invariants above; on failure err (LMS__ERRBUF) says which. */
 lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);
 

@@ -73,9 +73,47 @@ lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
     return LMS_ERR_HOST_OOM;
   w->refs[w->nrefs].chunk = chunk;
   w->refs[w->nrefs].access = access;
+  w->refs[w->nrefs].dead_after = 0;
   w->nrefs++;
   s->nrefs++;
   return LMS_OK;
+}
+
+/* Note [Dead after the last use]
+ * A workload is one iteration of a loop.  A chunk whose first use in the
+ * iteration writes it without reading it (a layer's output, a gradient)
+ * holds, from its last use in one iteration to that first use in the
+ * next, bytes nobody reads: the program may lms_discard it after the last
+ * use and save writing it back (Note [Dead bytes are not written back]).
+ * Transient chunks are freed there anyway; a chunk first read carries its
+ * bytes across iterations (weights, the input) and is left alone.  This is
+ * the analysis a framework does with its own lifetimes; here it serves the
+ * replay and bench net, whose steps are exactly the workload's. */
+uint32_t lms__wl_mark_dead(lms__workload_t *w, uint64_t *bytes) {
+  uint32_t marked = 0;
+  uint64_t total = 0;
+  uint32_t *first = malloc((size_t)w->nchunks * sizeof *first);
+  uint32_t *last = malloc((size_t)w->nchunks * sizeof *last);
+  if (first == NULL || last == NULL) goto out;
+  for (uint32_t c = 0; c < w->nchunks; c++) first[c] = last[c] = UINT32_MAX;
+  for (uint32_t r = 0; r < w->nrefs; r++) {
+    uint32_t c = w->refs[r].chunk;
+    if (first[c] == UINT32_MAX) first[c] = r;
+    last[c] = r;
+    w->refs[r].dead_after = 0;
+  }
+  for (uint32_t c = 0; c < w->nchunks; c++) {
+    if (first[c] == UINT32_MAX || w->chunks[c].transient) continue;
+    if (w->refs[first[c]].access != LMS_ACCESS_WRITE) continue;
+    w->refs[last[c]].dead_after = 1;
+    marked++;
+    total += w->chunks[c].size;
+  }
+out:
+  free(first);
+  free(last);
+  if (bytes != NULL) *bytes = total;
+  return marked;
 }
 
 lms_status_t lms__wl_validate(const lms__workload_t *w, char *err) {

@@ -183,6 +183,11 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
         if (st == LMS_OK) st = rs;
       }
       if (st != LMS_OK) goto step_failed;
+      for (uint32_t r = 0; r < step->nrefs && st == LMS_OK; r++) {
+        const lms__wl_ref_t *ref = &w->refs[step->first_ref + r];
+        if (ref->dead_after) st = lms_discard(ctx, chunks[ref->chunk]);
+      }
+      if (st != LMS_OK) goto step_failed;
       for (uint32_t r = 0; r < step->nrefs; r++) {
         uint32_t c = w->refs[step->first_ref + r].chunk;
         if (w->chunks[c].transient && span[c].last == s) {

@@ -5,8 +5,9 @@
  * its link and capacity, the policy, the window), allocates the workload's
  * chunks through the public API, and runs its steps for a number of
  * iterations: at each step it marks the step, acquires the step's chunks
- * (a "w" reference as an overwrite), enqueues the step's compute time and
- * releases them.  Transient chunks are allocated before their first step
+ * (a "w" reference as an overwrite), enqueues the step's compute time,
+ * releases them and discards those marked dead after the step
+ * (lms__wl_mark_dead).  Transient chunks are allocated before their first step
  * and freed after their last one, in every iteration.  The host waits for
  * the device at the end of each iteration, as a training loop reading its
  * loss does, and each iteration's time is the device clock between those

@@ -830,6 +830,30 @@ lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
   return LMS_OK;
 }
 
+/* Note [Dead bytes are not written back]
+ * A gradient consumed by the layer below, or an activation after its last
+ * backward use, holds bytes nobody reads again: the next iteration
+ * overwrites them first.  Written back, they cost a device-to-host copy of
+ * their size at each eviction (in GoogLeNet training at batch 10, dead
+ * gradients are a large part of what moves).  lms_discard is the
+ * program's word that the bytes are dead: the chunk is marked as never
+ * written (so no acquire brings anything in until it is written again),
+ * and a resident copy is dropped at once, without a copy, its block
+ * returned after the work already queued with it.  lms never decides this
+ * for itself, not even from a declared schedule: a wrong guess would
+ * change a chunk's bytes. */
+lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
+  if (c->pins > 0) {
+    lms__errf(s->err, "lms_discard: the chunk is acquired %d time(s); "
+                      "release it first", c->pins);
+    return LMS_ERR_BUSY;
+  }
+  c->has_data = 0;
+  c->dirty = 0;
+  if (c->host_homed && c->dptr != NULL) return evict(s, c);
+  return LMS_OK;
+}
+
 lms_status_t lms__swap_evict_all(lms__swap_t *s) {
   while (s->lru_head != NULL) LMS_CHECK(evict(s, s->lru_head));
   return LMS_OK;

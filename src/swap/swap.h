@@ -104,6 +104,8 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr);
 lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream);
+/* The chunk's bytes are dead (Note [Dead bytes are not written back]). */
+lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c);
 /* Evicts chunks not needed before step `after` until `bytes` of the
  * budget are free (Notes [Room ahead] and [Free reserve] in plan.c). */
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after);
