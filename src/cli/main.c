@@ -2,6 +2,7 @@
  *
  *   lms [OPTIONS] demo      the demonstration on the simulated device
  *   lms [OPTIONS] report    a report with charts of a run or a workload
+ *   lms [OPTIONS] run -- CMD  a CUDA program under the LD_PRELOAD interposer
  *   lms [OPTIONS] options   print the effective settings
  *   lms help | --help       commands and every option
  *   lms version
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/run.h"
 #include "core/options.h"
 
 static void usage(FILE *f) {
@@ -65,6 +67,10 @@ static void usage(FILE *f) {
           "measured vs\n"
           "            predicted; --compare-links: NVLink vs PCIe side by "
           "side\n"
+          "  run [--stats] -- CMD ARGS\n"
+          "            run an unmodified CUDA program under --gpu-limit "
+          "(liblms_preload.so);\n"
+          "            --stats prints a one-line summary at its exit\n"
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
@@ -80,7 +86,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lms: out of memory\n");
     return 1;
   }
-  for (int i = 1; i < argc; i++) {
+  /* What follows "--" is another program's (tune, run). */
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       lms_options_destroy(opts);
@@ -101,10 +108,23 @@ int main(int argc, char **argv) {
     lms_options_destroy(opts);
     return 1;
   }
-  int is_bench = 0;
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+  int is_bench = 0, is_run = 0;
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "bench") == 0) is_bench = 1;
-  if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
+    if (strcmp(argv[i], "run") == 0) is_run = 1;
+  }
+  char **given = NULL; /* `lms run`: the command line as typed */
+  if (is_run) {
+    sim_argc = lms__run_extract_args(&argc, argv, sim_argv);
+    given = calloc((size_t)argc + 1, sizeof *given);
+    if (given == NULL) {
+      fprintf(stderr, "lms: out of memory\n");
+      lms_options_destroy(opts);
+      free(sim_argv);
+      return 1;
+    }
+    memcpy(given, argv, (size_t)argc * sizeof *given);
+  } else if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
   else if (is_report)
     sim_argc = lms__report_extract_args(&argc, argv, sim_argv);
   else if (is_bench) sim_argc = lms__bench_extract_args(&argc, argv, sim_argv);
@@ -113,6 +133,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lms: %s\n", lms_options_error(opts));
     lms_options_destroy(opts);
     free(sim_argv);
+    free(given);
     return 2;
   }
   int rc;
@@ -139,6 +160,8 @@ int main(int argc, char **argv) {
                                         : lms__cli_report;
     rc = lms__cli_run_with_flags(fn, opts, argc - 2, argv + 2, sim_argc,
                                  sim_argv);
+  } else if (strcmp(cmd, "run") == 0) {
+    rc = lms__cli_run(argc - 2, argv + 2, sim_argc, sim_argv, given);
   } else if (strcmp(cmd, "demo") == 0 && argc == 2) {
     /* Its one flag, --out DIR, was set aside with report's. */
     const char *out = "lms-report";
@@ -176,13 +199,14 @@ int main(int argc, char **argv) {
   } else {
     if (cmd[0] == '\0')
       fprintf(stderr, "lms: no command given; accepted: demo, sim, tune, "
-                      "bench, report, options, help, version\n");
+                      "bench, report, run, options, help, version\n");
     else
       fprintf(stderr, "lms: unknown command '%s'; accepted: demo, sim, "
-                      "tune, bench, report, options, help, version\n", cmd);
+                      "tune, bench, report, run, options, help, version\n", cmd);
     rc = 2;
   }
   lms_options_destroy(opts);
   free(sim_argv);
+  free(given);
   return rc;
 }

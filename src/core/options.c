@@ -697,9 +697,12 @@ lms_status_t lms_options_set(lms_options_t *opts, const char *name,
   return st;
 }
 
-/* LMS_* variables read by the lms command rather than the runtime:
- * LMS_GNUPLOT, the gnuplot that `lms report` runs (src/cli/plot.h). */
-static const char *const kCommandEnv[] = {"LMS_GNUPLOT"};
+/* LMS_* variables outside the options table: LMS_GNUPLOT, the gnuplot
+ * that `lms report` runs (src/cli/plot.h); LMS_PRELOAD_LIB, the interposer
+ * `lms run` preloads (src/cli/run.c); LMS_STATS_LINE, the interposer's
+ * summary at exit (src/preload/init.c). */
+static const char *const kCommandEnv[] = {"LMS_GNUPLOT", "LMS_PRELOAD_LIB",
+                                          "LMS_STATS_LINE"};
 
 /* Warns about LMS_* variables that name no option: most likely a typo that
  * would otherwise be silently ignored. */

@@ -1,0 +1,220 @@
+/* run.c - `lms [OPTIONS] run [--stats] [OPTIONS] -- CMD ARGS`: runs an
+ * unmodified CUDA program under liblms_preload.so.
+ *
+ * It finds the interposer (LMS_PRELOAD_LIB, else ../lib beside the lms
+ * binary), puts it first in LD_PRELOAD (keeping what was there), turns the
+ * options given on the command line into their LMS_* environment twins,
+ * and replaces itself with the program, so that the exit status, signals
+ * and process id are the program's own.  Options in the environment reach
+ * the program as they are; a flag overrides its variable, as everywhere.
+ * --stats asks the interposer for its one-line summary at exit
+ * (LMS_STATS_LINE=1); --stats=PATH is the global option and is passed on
+ * like any other.
+ *
+ * Bad input (no "--", no command, a program that cannot be found, no
+ * interposer) is refused with exit status 2 before anything runs.  The
+ * options' values were checked by the options parser already; the
+ * interposer checks the environment again when it loads. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/options.h"
+
+#define PRELOAD_NAME "liblms_preload.so"
+
+int lms__run_extract_args(int *argc, char **argv, char **out) {
+  int n = 0, k = 1, after_run = 0;
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0) {
+      while (i < *argc) argv[k++] = argv[i++];
+      break;
+    }
+    if (after_run && strcmp(argv[i], "--stats") == 0) {
+      out[n++] = argv[i];
+      continue;
+    }
+    if (strcmp(argv[i], "run") == 0) after_run = 1;
+    argv[k++] = argv[i];
+  }
+  *argc = k;
+  argv[k] = NULL;
+  return n;
+}
+
+/* Each option of the table: its spellings and its variable. */
+static const struct run_opt {
+  const char *flag, *alt, *env;
+} g_opts[] = {
+#define RUN_OPT_(field, kind, flag, alt, env, def, help) {flag, alt, env},
+    LMS__OPTIONS_MAP(RUN_OPT_)
+#undef RUN_OPT_
+};
+
+static const char *env_of(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof g_opts / sizeof g_opts[0]; i++) {
+    const char *names[2] = {g_opts[i].flag, g_opts[i].alt};
+    for (int k = 0; k < 2; k++)
+      if (names[k] != NULL && strlen(names[k]) == len &&
+          strncmp(names[k], name, len) == 0)
+        return g_opts[i].env;
+  }
+  return NULL;
+}
+
+/* Sets the LMS_* twin of every option in `given` (the command line as
+ * typed, up to "--").  The parser accepted all of them already, so each
+ * flag here is known and has its value. */
+static int export_options(char **given) {
+  for (int i = 1; given[i] != NULL && strcmp(given[i], "--") != 0; i++) {
+    const char *s = given[i];
+    if (s[0] != '-' || s[1] == '\0') continue;
+    const char *name = s + (s[1] == '-' ? 2 : 1);
+    const char *eq = strchr(name, '=');
+    size_t len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+    const char *env = env_of(name, len);
+    if (env == NULL) continue;
+    const char *value = eq != NULL ? eq + 1 : given[++i];
+    if (value == NULL) break;
+    if (setenv(env, value, 1) != 0) {
+      fprintf(stderr, "lms run: cannot set %s: %s\n", env, strerror(errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The interposer's path into buf, or -1 with the reason printed. */
+static int find_preload(char *buf, size_t size) {
+  const char *env = getenv("LMS_PRELOAD_LIB");
+  char guess[PATH_MAX];
+  if (env != NULL && env[0] != '\0') {
+    if (access(env, R_OK) != 0) {
+      fprintf(stderr, "lms run: LMS_PRELOAD_LIB='%s': %s; accepted: the "
+                      "path of " PRELOAD_NAME "\n",
+              env, strerror(errno));
+      return -1;
+    }
+    snprintf(guess, sizeof guess, "%s", env);
+  } else {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+      fprintf(stderr, "lms run: cannot find the lms binary's directory (%s); "
+                      "set LMS_PRELOAD_LIB to the path of " PRELOAD_NAME "\n",
+              strerror(errno));
+      return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash != NULL) *slash = '\0';
+    static const char rel[] = "/../lib/" PRELOAD_NAME;
+    size_t dir = strlen(exe);
+    if (dir + sizeof rel > sizeof guess) {
+      fprintf(stderr, "lms run: the path %s is too long\n", exe);
+      return -1;
+    }
+    memcpy(guess, exe, dir);
+    memcpy(guess + dir, rel, sizeof rel);
+    if (access(guess, R_OK) != 0) {
+      fprintf(stderr, "lms run: no %s (%s); build it, or set "
+                      "LMS_PRELOAD_LIB to its path\n",
+              guess, strerror(errno));
+      return -1;
+    }
+  }
+  /* An absolute path: the program may change directory before it loads
+   * anything, and children inherit LD_PRELOAD. */
+  char real[PATH_MAX];
+  if (realpath(guess, real) == NULL) {
+    fprintf(stderr, "lms run: %s: %s\n", guess, strerror(errno));
+    return -1;
+  }
+  if (strlen(real) + 1 > size) {
+    fprintf(stderr, "lms run: the path %s is too long\n", real);
+    return -1;
+  }
+  memcpy(buf, real, strlen(real) + 1);
+  return 0;
+}
+
+/* LD_PRELOAD with the interposer first, unless it is there already. */
+static int set_preload(const char *lib) {
+  const char *old = getenv("LD_PRELOAD");
+  if (old == NULL || old[0] == '\0') return setenv("LD_PRELOAD", lib, 1);
+  size_t len = strlen(lib);
+  for (const char *p = old; *p != '\0';) {
+    size_t n = strcspn(p, ": ");
+    if (n == len && strncmp(p, lib, len) == 0) return 0;
+    p += n;
+    p += strspn(p, ": ");
+  }
+  size_t total = len + 1 + strlen(old) + 1;
+  char *v = malloc(total);
+  if (v == NULL) return -1;
+  snprintf(v, total, "%s:%s", lib, old);
+  int rc = setenv("LD_PRELOAD", v, 1);
+  free(v);
+  return rc;
+}
+
+/* The file execv should run for cmd, as execvp would find it; -1 with the
+ * reason printed when there is none. */
+static int find_program(const char *cmd, char *buf, size_t size) {
+  if (strchr(cmd, '/') != NULL) {
+    if (access(cmd, X_OK) != 0) {
+      fprintf(stderr, "lms run: cannot run '%s': %s\n", cmd, strerror(errno));
+      return -1;
+    }
+    snprintf(buf, size, "%s", cmd);
+    return 0;
+  }
+  const char *path = getenv("PATH");
+  if (path == NULL || path[0] == '\0') path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path;;) {
+    size_t n = strcspn(p, ":");
+    int w = n == 0 ? snprintf(buf, size, "./%s", cmd)
+                   : snprintf(buf, size, "%.*s/%s", (int)n, p, cmd);
+    if (w > 0 && (size_t)w < size && access(buf, X_OK) == 0) return 0;
+    if (p[n] == '\0') break;
+    p += n + 1;
+  }
+  fprintf(stderr, "lms run: '%s' not found in PATH; give its path, e.g. "
+                  "./%s\n", cmd, cmd);
+  return -1;
+}
+
+int lms__cli_run(int nwords, char **words, int nflags, char **flags,
+                 char **given) {
+  int stats = 0;
+  for (int i = 0; i < nflags; i++)
+    if (strcmp(flags[i], "--stats") == 0) stats = 1;
+  if (nwords == 0 || (nwords == 1 && strcmp(words[0], "--") == 0)) {
+    fprintf(stderr, "lms run: no command; usage: lms [OPTIONS] run [--stats] "
+                    "[OPTIONS] -- CMD ARGS\n");
+    return 2;
+  }
+  if (strcmp(words[0], "--") != 0) {
+    fprintf(stderr, "lms run: unexpected '%s'; put '--' before the command: "
+                    "lms run [OPTIONS] -- %s ...\n",
+            words[0], words[0]);
+    return 2;
+  }
+  char prog[PATH_MAX], lib[PATH_MAX];
+  if (find_program(words[1], prog, sizeof prog) != 0) return 2;
+  if (find_preload(lib, sizeof lib) != 0) return 2;
+  if (export_options(given) != 0 || set_preload(lib) != 0 ||
+      (stats && setenv("LMS_STATS_LINE", "1", 1) != 0)) {
+    fprintf(stderr, "lms run: cannot set the environment: %s\n",
+            strerror(errno));
+    return 2;
+  }
+  fflush(NULL);
+  execv(prog, words + 1);
+  fprintf(stderr, "lms run: cannot run '%s': %s\n", prog, strerror(errno));
+  return 2;
+}

@@ -1,0 +1,260 @@
+/* ledger.c - every allocation the hooks made, keyed by address, with
+ * where it was placed; and the counters behind the stats line.
+ *
+ * The table is open addressing with linear probing in memory from mmap, so
+ * that no hook ever calls the program's malloc: it may be anything, even
+ * an allocator that itself allocates device memory and so is already
+ * running when our hook is entered.  It doubles when live plus
+ * deleted slots pass half its size.  One mutex guards the table and the
+ * byte counters; it is never held across a call into the driver. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "preload/preload.h"
+
+typedef struct slot {
+  uint64_t ptr;   /* 0: empty; TOMB: deleted */
+  uint64_t size;
+  uint32_t place; /* lms__place_t */
+} slot_t;
+
+#define TOMB UINT64_MAX
+#define MIN_SLOTS 4096u
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot_t *g_slots;
+static size_t g_nslots; /* a power of two, or 0 before the first add */
+static size_t g_used;   /* live plus deleted */
+static lms__ledger_stats_t g_st;
+
+static size_t hash(uint64_t p, size_t mask) {
+  /* Device addresses are aligned to 256 bytes or more: mix the high bits
+   * down (the 64-bit finaliser of MurmurHash3). */
+  p ^= p >> 33;
+  p *= 0xff51afd7ed558ccdull;
+  p ^= p >> 33;
+  return (size_t)p & mask;
+}
+
+static slot_t *map_slots(size_t n) {
+  void *m = mmap(NULL, n * sizeof(slot_t), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? NULL : (slot_t *)m;
+}
+
+static slot_t *find_slot(uint64_t ptr) {
+  if (g_nslots == 0) return NULL;
+  size_t mask = g_nslots - 1;
+  for (size_t i = hash(ptr, mask);; i = (i + 1) & mask) {
+    if (g_slots[i].ptr == ptr) return &g_slots[i];
+    if (g_slots[i].ptr == 0) return NULL;
+  }
+}
+
+static void insert_slot(slot_t *slots, size_t n, const slot_t *s) {
+  size_t mask = n - 1;
+  size_t i = hash(s->ptr, mask);
+  while (slots[i].ptr != 0 && slots[i].ptr != TOMB) i = (i + 1) & mask;
+  slots[i] = *s;
+}
+
+/* Makes room for one more entry; -1 when mmap fails. */
+static int reserve_slot(void) {
+  if (g_nslots != 0 && (g_used + 1) * 2 <= g_nslots) return 0;
+  size_t live = 0;
+  for (size_t i = 0; i < g_nslots; i++)
+    if (g_slots[i].ptr != 0 && g_slots[i].ptr != TOMB) live++;
+  size_t n = g_nslots == 0 ? MIN_SLOTS : g_nslots;
+  while ((live + 1) * 4 > n) n *= 2; /* at most a quarter full after */
+  slot_t *slots = map_slots(n);
+  if (slots == NULL) return -1;
+  for (size_t i = 0; i < g_nslots; i++)
+    if (g_slots[i].ptr != 0 && g_slots[i].ptr != TOMB)
+      insert_slot(slots, n, &g_slots[i]);
+  if (g_slots != NULL) munmap(g_slots, g_nslots * sizeof(slot_t));
+  g_slots = slots;
+  g_nslots = n;
+  g_used = live;
+  return 0;
+}
+
+/* Note [Placement past the limit]
+ * A new allocation goes to device memory while this process's device use
+ * plus its size stays within --gpu-limit (and, with -lms set, unless
+ * caffe's rule sends it to the host: at least -lms KB and device demand
+ * above -lms_frac of the capacity).  Otherwise it is served from managed
+ * memory whose preferred location is the host and which the device may
+ * access in place (hooks.c).  The address a program gets never changes
+ * afterwards, whichever way it was placed, so every kernel stays correct;
+ * only speed depends on the placement.  The budget is reserved here,
+ * before the driver is called, so that two threads cannot both fit into
+ * the same remaining bytes. */
+int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
+                        double lms_frac, uint64_t capacity) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t demand = g_st.device_bytes + size;
+  int fits = limit == 0 || (demand >= size && demand <= limit);
+  if (fits && lms_kb >= 0 && capacity > 0 &&
+      size >= (uint64_t)lms_kb * 1024u &&
+      (double)demand > lms_frac * (double)capacity)
+    fits = 0;
+  if (fits) {
+    g_st.device_bytes = demand;
+    if (demand > g_st.device_peak) g_st.device_peak = demand;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return fits;
+}
+
+void lms__ledger_unreserve(uint64_t size) {
+  pthread_mutex_lock(&g_lock);
+  g_st.device_bytes -= size;
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void count_in(uint64_t size, lms__place_t place) {
+  g_st.allocs++;
+  switch (place) {
+  case LMS__PLACE_DEVICE:
+    g_st.device_allocs++; /* the bytes were reserved */
+    break;
+  case LMS__PLACE_MANAGED:
+    g_st.managed_allocs++;
+    g_st.managed_bytes += size;
+    if (g_st.managed_bytes > g_st.managed_peak)
+      g_st.managed_peak = g_st.managed_bytes;
+    break;
+  case LMS__PLACE_APP_MANAGED:
+    g_st.app_managed_allocs++;
+    g_st.app_managed_bytes += size;
+    break;
+  case LMS__PLACE_NONE:
+    break;
+  }
+}
+
+static void count_out(uint64_t size, lms__place_t place) {
+  switch (place) {
+  case LMS__PLACE_DEVICE: g_st.device_bytes -= size; break;
+  case LMS__PLACE_MANAGED: g_st.managed_bytes -= size; break;
+  case LMS__PLACE_APP_MANAGED: g_st.app_managed_bytes -= size; break;
+  case LMS__PLACE_NONE: break;
+  }
+}
+
+int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place) {
+  pthread_mutex_lock(&g_lock);
+  count_in(size, place);
+  int rc = -1;
+  if (ptr != 0 && ptr != TOMB && reserve_slot() == 0) {
+    slot_t s = {ptr, size, (uint32_t)place};
+    insert_slot(g_slots, g_nslots, &s);
+    g_used++;
+    rc = 0;
+  } else {
+    /* Untracked: it will be freed as unknown, so take it out again. */
+    count_out(size, place);
+    g_st.allocs--;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+lms__place_t lms__ledger_remove(uint64_t ptr, uint64_t *size) {
+  pthread_mutex_lock(&g_lock);
+  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  lms__place_t place = LMS__PLACE_NONE;
+  if (s != NULL) {
+    place = (lms__place_t)s->place;
+    *size = s->size;
+    count_out(s->size, place);
+    g_st.frees++;
+    s->ptr = TOMB; /* g_used still counts it until the next rehash */
+  }
+  pthread_mutex_unlock(&g_lock);
+  return place;
+}
+
+void lms__ledger_restore(uint64_t ptr, uint64_t size, lms__place_t place) {
+  pthread_mutex_lock(&g_lock);
+  g_st.frees--;
+  switch (place) {
+  case LMS__PLACE_DEVICE: g_st.device_bytes += size; break;
+  case LMS__PLACE_MANAGED: g_st.managed_bytes += size; break;
+  case LMS__PLACE_APP_MANAGED: g_st.app_managed_bytes += size; break;
+  case LMS__PLACE_NONE: break;
+  }
+  if (reserve_slot() == 0) {
+    slot_t s = {ptr, size, (uint32_t)place};
+    insert_slot(g_slots, g_nslots, &s);
+    g_used++;
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+lms__place_t lms__ledger_lookup(uint64_t ptr) {
+  pthread_mutex_lock(&g_lock);
+  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  lms__place_t place = s != NULL ? (lms__place_t)s->place : LMS__PLACE_NONE;
+  pthread_mutex_unlock(&g_lock);
+  return place;
+}
+
+void lms__ledger_note_oom_fallback(void) {
+  pthread_mutex_lock(&g_lock);
+  g_st.oom_fallbacks++;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void lms__ledger_note_unknown_free(void) {
+  pthread_mutex_lock(&g_lock);
+  g_st.unknown_frees++;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void lms__ledger_note_launch(unsigned ptrs, unsigned managed) {
+  pthread_mutex_lock(&g_lock);
+  g_st.launches++;
+  g_st.launch_ptrs += ptrs;
+  if (managed > 0) g_st.launches_managed++;
+  pthread_mutex_unlock(&g_lock);
+}
+
+uint64_t lms__ledger_device_bytes(void) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t b = g_st.device_bytes;
+  pthread_mutex_unlock(&g_lock);
+  return b;
+}
+
+void lms__ledger_stats(lms__ledger_stats_t *out) {
+  pthread_mutex_lock(&g_lock);
+  *out = g_st;
+  pthread_mutex_unlock(&g_lock);
+}
+
+size_t lms__ledger_line(char *buf, size_t size) {
+  lms__ledger_stats_t s;
+  lms__ledger_stats(&s);
+  int n = snprintf(
+      buf, size,
+      "lms preload: allocs=%llu device_allocs=%llu managed_allocs=%llu "
+      "app_managed_allocs=%llu oom_fallbacks=%llu frees=%llu "
+      "unknown_frees=%llu device_bytes=%llu device_peak=%llu "
+      "managed_bytes=%llu managed_peak=%llu launches=%llu launch_ptrs=%llu "
+      "launches_managed=%llu\n",
+      (unsigned long long)s.allocs, (unsigned long long)s.device_allocs,
+      (unsigned long long)s.managed_allocs,
+      (unsigned long long)s.app_managed_allocs,
+      (unsigned long long)s.oom_fallbacks, (unsigned long long)s.frees,
+      (unsigned long long)s.unknown_frees,
+      (unsigned long long)s.device_bytes, (unsigned long long)s.device_peak,
+      (unsigned long long)s.managed_bytes,
+      (unsigned long long)s.managed_peak, (unsigned long long)s.launches,
+      (unsigned long long)s.launch_ptrs,
+      (unsigned long long)s.launches_managed);
+  if (n < 0) return 0;
+  return (size_t)n < size ? (size_t)n : size - 1;
+}

@@ -1,0 +1,165 @@
+/* preload.h - the parts of liblms_preload.so, the LD_PRELOAD interposer
+ * that runs unmodified CUDA programs under a virtual GPU limit.
+ *
+ *   real.c      the real dlsym and libcuda's own functions, found lazily
+ *   dlsym.c     the exported dlsym: hooked cu* names answer with the hook
+ *   procaddr.c  cuGetProcAddress and _v2: versioned lookups answer with
+ *               the hook for the version the driver chose
+ *   hooks.c     the allocation family, cuMemGetInfo_v2 and the launches
+ *   ledger.c    every allocation the hooks made, with its placement, and
+ *               the counters behind the stats line
+ *   init.c      options from the LMS_* environment, the stats line at exit
+ *
+ * Invariants: nothing reached from a hook allocates with malloc or uses
+ * stdio (the ledger lives in mmap'd memory; logs are formatted on the stack
+ * and written with write(2)); no lock is held while the real driver runs,
+ * so a driver that calls back into dlsym or a hooked function cannot
+ * deadlock against us. */
+#ifndef LMS_PRELOAD_PRELOAD_H
+#define LMS_PRELOAD_PRELOAD_H
+
+/* The versioned and per-thread names (cuMemAlloc_v2 and cuMemAlloc,
+ * cuMemAllocAsync_ptsz, ...) are declared side by side only in the
+ * driver's own view of cuda.h. */
+#ifndef __CUDA_API_VERSION_INTERNAL
+#define __CUDA_API_VERSION_INTERNAL 1
+#endif
+#include <cuda.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LMS__PRELOAD_EXPORT __attribute__((visibility("default")))
+
+/* The driver functions the interposer knows.
+ * X(symbol, base, version, ptsz, hooked)
+ *   symbol:  the exported, versioned name in libcuda
+ *   base:    the name a program gives cuGetProcAddress
+ *   version: the cudaVersion from which `base` means `symbol`
+ *   ptsz:    1 for the per-thread default stream form
+ *   hooked:  1 when liblms_preload.so defines `symbol` itself; 0 for the
+ *            functions it only calls */
+#define LMS__PRELOAD_FUNCS(X)                                                 \
+  X(cuMemAlloc_v2, cuMemAlloc, 3020, 0, 1)                                    \
+  X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0, 1)                          \
+  X(cuMemFree_v2, cuMemFree, 3020, 0, 1)                                      \
+  X(cuMemGetInfo_v2, cuMemGetInfo, 3020, 0, 1)                                \
+  X(cuMemAllocAsync, cuMemAllocAsync, 11020, 0, 1)                            \
+  X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1, 1)                       \
+  X(cuMemFreeAsync, cuMemFreeAsync, 11020, 0, 1)                              \
+  X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1, 1)                         \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0, 1)            \
+  X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1, 1)       \
+  X(cuMemAllocManaged, cuMemAllocManaged, 6000, 0, 1)                         \
+  X(cuLaunchKernel, cuLaunchKernel, 4000, 0, 1)                               \
+  X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, 1, 1)                          \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, 0, 1)                          \
+  X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, 1, 1)                     \
+  X(cuGetProcAddress, cuGetProcAddress, 11030, 0, 1)                          \
+  X(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0, 1)                       \
+  X(cuMemAdvise, cuMemAdvise, 8000, 0, 0)                                     \
+  X(cuMemAdvise_v2, cuMemAdvise, 12020, 0, 0)                                 \
+  X(cuCtxGetDevice, cuCtxGetDevice, 2000, 0, 0)                               \
+  X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, 0)                     \
+  X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, 0)                \
+  X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, 0, 0)
+
+typedef enum lms__fn_id {
+#define LMS__FN_ID_(sym, base, ver, ptsz, hooked) LMS__FN_##sym,
+  LMS__PRELOAD_FUNCS(LMS__FN_ID_)
+#undef LMS__FN_ID_
+  LMS__FN_COUNT
+} lms__fn_id_t;
+
+typedef struct lms__fn {
+  const char *symbol;
+  const char *base;
+  int version;
+  int ptsz;
+  void *hook; /* our definition, or NULL for a function we only call */
+} lms__fn_t;
+
+extern const lms__fn_t lms__fns[LMS__FN_COUNT];
+
+/* ---- real.c ----------------------------------------------------------- */
+
+/* glibc's dlsym, found with dlvsym; set before any lookup goes through it.
+ * The exported dlsym jumps to it, so it is a plain global. */
+extern void *(*lms__real_dlsym)(void *, const char *);
+/* Finds lms__real_dlsym if it is not yet known; 0 on success. */
+int lms__real_dlsym_init(void);
+/* libcuda's own definition of function `id`, or NULL when libcuda is not
+ * loaded or lacks it.  Safe to call from any hook, any thread. */
+void *lms__real(lms__fn_id_t id);
+/* The id whose symbol is name[0..], or -1; only hooked ones when
+ * hooked_only.  Uses no libc string function (see dlsym.c). */
+int lms__fn_find(const char *name, int hooked_only);
+
+/* ---- procaddr.c ------------------------------------------------------- */
+
+/* What cuGetProcAddress should hand the program for `symbol` when the real
+ * driver returned `addr`: our hook for the same function, or addr. */
+void *lms__procaddr_match(const char *symbol, void *addr, int version,
+                          cuuint64_t flags);
+
+/* ---- ledger.c --------------------------------------------------------- */
+
+typedef enum lms__place {
+  LMS__PLACE_NONE = 0,
+  LMS__PLACE_DEVICE,      /* real device memory, counted against the limit */
+  LMS__PLACE_MANAGED,     /* ours: managed, preferred on the host */
+  LMS__PLACE_APP_MANAGED  /* the program's own cuMemAllocManaged */
+} lms__place_t;
+
+typedef struct lms__ledger_stats {
+  uint64_t allocs;           /* all placements */
+  uint64_t device_allocs;
+  uint64_t managed_allocs;   /* ours, placed past the limit */
+  uint64_t app_managed_allocs;
+  uint64_t oom_fallbacks;    /* device said out of memory under the limit */
+  uint64_t frees;
+  uint64_t unknown_frees;    /* passed through: not ours */
+  uint64_t device_bytes, device_peak;
+  uint64_t managed_bytes, managed_peak;
+  uint64_t app_managed_bytes;
+  uint64_t launches;
+  uint64_t launch_ptrs;      /* our allocations seen among launch params */
+  uint64_t launches_managed; /* launches that passed one of our managed */
+} lms__ledger_stats_t;
+
+/* Reserves size bytes of the device budget if device use plus size stays
+ * within limit (0: no limit) and the -lms rule keeps it on the device;
+ * returns 1 when reserved.  See Note [Placement past the limit]. */
+int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
+                        double lms_frac, uint64_t capacity);
+void lms__ledger_unreserve(uint64_t size);
+/* Records an allocation.  For LMS__PLACE_DEVICE the bytes were reserved
+ * already.  Returns 0, or -1 when the ledger cannot grow (the allocation
+ * is then not tracked). */
+int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place);
+/* Takes ptr out of the ledger; its placement (NONE when unknown) and size
+ * are returned. */
+lms__place_t lms__ledger_remove(uint64_t ptr, uint64_t *size);
+/* Puts back what lms__ledger_remove took, when the real free failed. */
+void lms__ledger_restore(uint64_t ptr, uint64_t size, lms__place_t place);
+lms__place_t lms__ledger_lookup(uint64_t ptr);
+void lms__ledger_note_oom_fallback(void);
+void lms__ledger_note_unknown_free(void);
+void lms__ledger_note_launch(unsigned ptrs, unsigned managed);
+uint64_t lms__ledger_device_bytes(void);
+void lms__ledger_stats(lms__ledger_stats_t *out);
+/* Formats the one-line summary into buf; returns its length. */
+size_t lms__ledger_line(char *buf, size_t size);
+
+/* ---- init.c ----------------------------------------------------------- */
+
+typedef struct lms__preload_cfg {
+  uint64_t gpu_limit; /* 0: the device's own */
+  int64_t lms_kb;     /* -1: off */
+  double lms_frac;
+  int stats_line;
+} lms__preload_cfg_t;
+
+extern lms__preload_cfg_t lms__preload_cfg;
+
+#endif
