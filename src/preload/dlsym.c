@@ -23,8 +23,10 @@
  * Recursion: dlsym_decide() calls no function that can call dlsym (no
  * libc string functions either, which the sanitizer runtime intercepts and
  * may not have resolved yet while it calls dlsym during its own start),
- * takes no lock, and finds glibc's dlsym with dlvsym, which is not
- * hooked.  A dlsym issued by the driver from inside one of our hooks
+ * takes no lock, finds glibc's dlsym with dlvsym, which is not hooked,
+ * and is built without sanitizer instrumentation (LMS__NO_SANITIZE): ASan
+ * resolves its interceptors through this dlsym before its shadow memory
+ * is mapped.  A dlsym issued by the driver from inside one of our hooks
  * therefore just works. */
 #include <dlfcn.h>
 #include <unistd.h>
@@ -33,9 +35,9 @@
 
 /* Called by the exported dlsym: the hook to answer with, or NULL to pass
  * the call to glibc.  Not static: the assembly below calls it by name. */
-void *lms__dlsym_decide(void *handle, const char *name);
+LMS__NO_SANITIZE void *lms__dlsym_decide(void *handle, const char *name);
 
-void *lms__dlsym_decide(void *handle, const char *name) {
+LMS__NO_SANITIZE void *lms__dlsym_decide(void *handle, const char *name) {
   if (lms__real_dlsym_init() != 0) _exit(127); /* the message is out */
   int id = lms__fn_find(name, 1);
   if (id < 0) return NULL;
@@ -77,7 +79,8 @@ __asm__(".text\n"
         ".cfi_endproc\n"
         ".size dlsym, .-dlsym\n");
 #else
-LMS__PRELOAD_EXPORT void *dlsym(void *handle, const char *name) {
+LMS__NO_SANITIZE LMS__PRELOAD_EXPORT void *dlsym(void *handle,
+                                                   const char *name) {
   void *hook = lms__dlsym_decide(handle, name);
   return hook != NULL ? hook : lms__real_dlsym(handle, name);
 }

@@ -16,6 +16,7 @@
  * cuMemMap), cuMemHostAlloc and graph-embedded allocations pass through
  * unaccounted; none of it has yet run on a real GPU, only on the driver
  * double of the test suite. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -58,14 +59,14 @@ typedef CUresult (*cuFuncGetParamInfo_fn)(CUfunction, size_t, size_t *,
 /* The capacity caffe's -lms_frac is a fraction of: the limit, or without
  * one the device's own memory, asked once. */
 static uint64_t capacity(void) {
-  static uint64_t cap;
+  static _Atomic uint64_t cap; /* racing threads store the same value */
   if (lms__preload_cfg.gpu_limit != 0) return lms__preload_cfg.gpu_limit;
-  if (cap == 0 && lms__preload_cfg.lms_kb >= 0) {
+  if (atomic_load(&cap) == 0 && lms__preload_cfg.lms_kb >= 0) {
     size_t f = 0, t = 0;
     cuMemGetInfo_v2_fn real = REAL(cuMemGetInfo_v2);
-    if (real != NULL && real(&f, &t) == CUDA_SUCCESS) cap = t;
+    if (real != NULL && real(&f, &t) == CUDA_SUCCESS) atomic_store(&cap, t);
   }
-  return cap;
+  return atomic_load(&cap);
 }
 
 /* Note [Stable pointers from managed memory]

@@ -12,9 +12,10 @@
  *
  * Invariants: nothing reached from a hook allocates with malloc or uses
  * stdio (the ledger lives in mmap'd memory; logs are formatted on the stack
- * and written with write(2)); no lock is held while the real driver runs,
- * so a driver that calls back into dlsym or a hooked function cannot
- * deadlock against us. */
+ * and written with write(2)), apart from the dynamic linker's own work the
+ * first time libcuda is looked up (real.c); no lock is held while the real
+ * driver runs, so a driver that calls back into dlsym or a hooked function
+ * cannot deadlock against us. */
 #ifndef LMS_PRELOAD_PRELOAD_H
 #define LMS_PRELOAD_PRELOAD_H
 
@@ -30,6 +31,17 @@
 #include <stdint.h>
 
 #define LMS__PRELOAD_EXPORT __attribute__((visibility("default")))
+
+/* For the code on the exported dlsym's path (see Note [dlsym passes
+ * through by a tail jump]): the sanitizer runtime calls dlsym while it
+ * starts, before its shadow memory exists, so that code must not be
+ * instrumented. */
+#if defined(__clang__)
+#define LMS__NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+#else
+#define LMS__NO_SANITIZE                                                      \
+  __attribute__((no_sanitize_address, no_sanitize_undefined))
+#endif
 
 /* The driver functions the interposer knows.
  * X(symbol, base, version, ptsz, hooked)
@@ -87,13 +99,13 @@ extern const lms__fn_t lms__fns[LMS__FN_COUNT];
  * The exported dlsym jumps to it, so it is a plain global. */
 extern void *(*lms__real_dlsym)(void *, const char *);
 /* Finds lms__real_dlsym if it is not yet known; 0 on success. */
-int lms__real_dlsym_init(void);
+LMS__NO_SANITIZE int lms__real_dlsym_init(void);
 /* libcuda's own definition of function `id`, or NULL when libcuda is not
  * loaded or lacks it.  Safe to call from any hook, any thread. */
 void *lms__real(lms__fn_id_t id);
 /* The id whose symbol is name[0..], or -1; only hooked ones when
  * hooked_only.  Uses no libc string function (see dlsym.c). */
-int lms__fn_find(const char *name, int hooked_only);
+LMS__NO_SANITIZE int lms__fn_find(const char *name, int hooked_only);
 
 /* ---- procaddr.c ------------------------------------------------------- */
 

@@ -31,12 +31,12 @@ void *(*lms__real_dlsym)(void *, const char *);
 static _Atomic(void *) g_real[LMS__FN_COUNT];
 static _Atomic(void *) g_libcuda;
 
-static void say(const char *msg, size_t len) {
+LMS__NO_SANITIZE static void say(const char *msg, size_t len) {
   ssize_t w = write(2, msg, len);
   (void)w;
 }
 
-int lms__real_dlsym_init(void) {
+LMS__NO_SANITIZE int lms__real_dlsym_init(void) {
   if (lms__real_dlsym != NULL) return 0;
   /* glibc 2.34 moved dlsym from libdl into libc under a new version; older
    * systems have only the first. */
@@ -53,12 +53,12 @@ int lms__real_dlsym_init(void) {
   return 0;
 }
 
-static int same(const char *a, const char *b) {
+LMS__NO_SANITIZE static int same(const char *a, const char *b) {
   while (*a != '\0' && *a == *b) a++, b++;
   return *a == *b;
 }
 
-int lms__fn_find(const char *name, int hooked_only) {
+LMS__NO_SANITIZE int lms__fn_find(const char *name, int hooked_only) {
   if (name == NULL || name[0] != 'c' || name[1] != 'u') return -1;
   for (int i = 0; i < LMS__FN_COUNT; i++) {
     if (hooked_only && lms__fns[i].hook == NULL) continue;
