@@ -90,7 +90,11 @@ static int reserve_slot(void) {
  * afterwards, whichever way it was placed, so every kernel stays correct;
  * only speed depends on the placement.  The budget is reserved here,
  * before the driver is called, so that two threads cannot both fit into
- * the same remaining bytes. */
+ * the same remaining bytes.  When the driver itself reports the device out
+ * of memory within the limit (another process holds it, or no limit was
+ * given), the allocation falls back to managed memory the same way
+ * (hooks.c); on a shared GPU, give a limit well below what is free rather
+ * than lean on that. */
 int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
                         double lms_frac, uint64_t capacity) {
   pthread_mutex_lock(&g_lock);
@@ -100,10 +104,7 @@ int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
       size >= (uint64_t)lms_kb * 1024u &&
       (double)demand > lms_frac * (double)capacity)
     fits = 0;
-  if (fits) {
-    g_st.device_bytes = demand;
-    if (demand > g_st.device_peak) g_st.device_peak = demand;
-  }
+  if (fits) g_st.device_bytes = demand; /* the peak moves once it is real */
   pthread_mutex_unlock(&g_lock);
   return fits;
 }
@@ -119,6 +120,8 @@ static void count_in(uint64_t size, lms__place_t place) {
   switch (place) {
   case LMS__PLACE_DEVICE:
     g_st.device_allocs++; /* the bytes were reserved */
+    if (g_st.device_bytes > g_st.device_peak)
+      g_st.device_peak = g_st.device_bytes;
     break;
   case LMS__PLACE_MANAGED:
     g_st.managed_allocs++;

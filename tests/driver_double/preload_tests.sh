@@ -137,7 +137,12 @@ oversub)
   check "24 allocations" stat_is allocs 24
   check "16 managed" stat_is managed_allocs 16
   check "device peak at the limit" stat_is device_peak 67108864
-  check "all freed" stat_is frees 24 ;;
+  check "all freed" stat_is frees 24
+  # No limit: the device's own out-of-memory sends the rest to managed.
+  run_pre LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 3
+  check "completes without a limit" status_is 0
+  check "8 fell back when the device was full" stat_is oom_fallbacks 8
+  check "device peak at the double's 128 MiB" stat_is device_peak 134217728 ;;
 oversub_without_preload)
   run -- "$dl" procaddr oversub 64 3
   check "fails" status_is 1
