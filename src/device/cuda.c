@@ -5,9 +5,12 @@
  *
  * Each entry is one runtime call, as device.h's table was shaped for:
  * streams are non-blocking cudaStream_t, events are cudaEvent_t created
- * without timing, device memory comes from cudaMalloc, pinned host memory
- * from cudaHostAlloc (the pinned pool asks for large extents, so these are
- * slabs, not one per chunk), copies are cudaMemcpyAsync, and the timed
+ * without timing, device memory comes from the stream-ordered allocator,
+ * pinned host memory from cudaHostAlloc, or on a machine with several
+ * NUMA nodes mapped on the GPU's node and registered (Note [Pinned slabs
+ * on the GPU's node] in core/numa.c); the pinned pool asks for large
+ * extents, so these are slabs, not one per chunk; copies are
+ * cudaMemcpyAsync, and the timed
  * compute entry launches a kernel that spins on the GPU's global timer.
  * The device's capacity is what cudaMemGetInfo reports; --gpu-limit
  * lowers the budget above this table, not here.
@@ -26,7 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "core/numa.h"
 
 #include "core/log.h"
 #include "device/device.h"
@@ -40,6 +47,11 @@ typedef struct cuda_dev {
   /* Link emulation (Note [Emulating a slower link]); 0: off. */
   double throttle_h2d_gbps, throttle_d2h_gbps;
   double native_h2d_gbps, native_d2h_gbps;
+  /* Note [Pinned slabs on the GPU's node] (core/numa.c); -1: the machine
+   * has one node or the GPU's is unknown, and slabs come from
+   * cudaHostAlloc. */
+  int numa_node;
+  size_t page;
 } cuda_dev_t;
 
 /* Note [Emulating a slower link]
@@ -152,9 +164,40 @@ static lms_status_t cu_dev_free_after(lms_dev_t *d, void *ptr, void *event) {
   return LMS_OK;
 }
 
+/* A slab on the GPU's node: one page in front holds the mapping's size
+ * for the free, then the pinned bytes. */
+static lms_status_t host_alloc_on_node(cuda_dev_t *c, size_t size,
+                                       void **out) {
+  size_t total = c->page + ((size + c->page - 1) / c->page) * c->page;
+  void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
+    lms__errf(c->head.last_error, "mmap of %zu bytes for a pinned slab "
+              "failed", total);
+    return LMS_ERR_HOST_OOM;
+  }
+  char err[LMS__ERRBUF];
+  if (lms__numa_prefer(m, total, c->numa_node, err) != LMS_OK)
+    LMS_LOG(WARN, DEVICE, "%s; the slab goes where the kernel puts it", err);
+  *(size_t *)m = total;
+  void *p = (char *)m + c->page;
+  cudaError_t e = cudaHostRegister(p, total - c->page,
+                                   cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    munmap(m, total);
+    lms__errf(c->head.last_error, "cudaHostRegister of %zu bytes: %s", size,
+              cudaGetErrorString(e));
+    return LMS_ERR_HOST_OOM;
+  }
+  *out = p;
+  return LMS_OK;
+}
+
 static lms_status_t cu_host_alloc(lms_dev_t *d, size_t size, void **out) {
   cuda_dev_t *c = as_cuda(d);
   LMS_CHECK(select_device(c));
+  if (c->numa_node >= 0) return host_alloc_on_node(c, size, out);
   cudaError_t e = cudaHostAlloc(out, size, cudaHostAllocPortable);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
@@ -167,6 +210,12 @@ static lms_status_t cu_host_alloc(lms_dev_t *d, size_t size, void **out) {
 
 static lms_status_t cu_host_free(lms_dev_t *d, void *ptr) {
   cuda_dev_t *c = as_cuda(d);
+  if (c->numa_node >= 0) {
+    CUDA_CALL(c, cudaHostUnregister(ptr), "cudaHostUnregister");
+    void *m = (char *)ptr - c->page;
+    munmap(m, *(size_t *)m);
+    return LMS_OK;
+  }
   CUDA_CALL(c, cudaFreeHost(ptr), "cudaFreeHost");
   return LMS_OK;
 }
@@ -444,6 +493,9 @@ lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err) {
   }
   c->head.ops = &cuda_ops;
   c->ordinal = ordinal;
+  c->numa_node = -1;
+  long page = sysconf(_SC_PAGESIZE);
+  c->page = page > 0 ? (size_t)page : 4096;
   cudaError_t e = cudaSetDevice(ordinal);
   if (e == cudaSuccess) e = cudaFree(NULL); /* create the context now */
   if (e != cudaSuccess) {
@@ -452,6 +504,14 @@ lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err) {
     free(c);
     return LMS_ERR_DEVICE;
   }
+  char busid[32];
+  if (lms__numa_nodes("") > 1 &&
+      cudaDeviceGetPCIBusId(busid, sizeof busid, ordinal) == cudaSuccess) {
+    c->numa_node = lms__numa_node_of_pci("", busid);
+    LMS_LOG(INFO, DEVICE, "device %d (%s) is on NUMA node %d; pinned slabs "
+            "go there", ordinal, busid, c->numa_node);
+  }
+  (void)cudaGetLastError();
   cudaMemPool_t pool;
   uint64_t keep = UINT64_MAX;
   if (e == cudaSuccess)
