@@ -159,7 +159,21 @@ sed -i 's/"warmup_iterations": 2/"warmup_iterations": 4/' "$tmp/other.json"
   no "stats of different spans: $(cat "$tmp/mixed.out")"
 echo "real runs: the H100's measured iterations beside lms sim's replays"
 
-# 7. lms demo ends with the report and names its files.
+# 7. lms sim --discard-dead: the same trace with dead blobs discarded
+# moves fewer bytes out, and says how many blobs it found dead.
+"$lms" --gpu-limit 12GiB -lms 8192 --lms_frac 0 --link pcie3 sim "$tr" \
+  --policies schedule --json "$tmp/kept.json" >/dev/null 2>&1 || no "lms sim of the trace failed"
+"$lms" --gpu-limit 12GiB -lms 8192 --lms_frac 0 --link pcie3 sim "$tr" \
+  --policies schedule --discard-dead --json "$tmp/dead.json" >/dev/null 2>"$tmp/dead.err" ||
+  no "lms sim --discard-dead failed"
+grep -q "^lms: --discard-dead: 261 chunks (23.63 GB) are discarded" "$tmp/dead.err" ||
+  no "no count of dead blobs: $(cat "$tmp/dead.err")"
+k=$(sed -n 's/.*"bytes_d2h": \([0-9]*\).*/\1/p' "$tmp/kept.json" | head -1)
+d=$(sed -n 's/.*"bytes_d2h": \([0-9]*\).*/\1/p' "$tmp/dead.json" | head -1)
+[ -n "$k" ] && [ -n "$d" ] && [ "$d" -lt "$k" ] || no "discarding moved $d bytes out, keeping $k"
+echo "discard: $k -> $d bytes out"
+
+# 8. lms demo ends with the report and names its files.
 (cd "$tmp" && "$lms" demo --out demo-report >demo.out 2>&1) || no "lms demo failed"
 grep -q "wrote demo-report/report.md" "$tmp/demo.out" || no "lms demo does not name the report"
 [ -s "$tmp/demo-report/report.md" ] && [ -s "$tmp/demo-report/report.html" ] ||
