@@ -108,6 +108,12 @@ int lms__stats_file_has(const lms__stats_file_t *sf, const char *field) {
   return 0;
 }
 
+/* A whole number of iterations from lo to the most a replay runs, or -1. */
+static int iteration_count(double v, int lo) {
+  return v >= lo && v <= LMS__REPLAY_MAX_ITERS && v == (double)(int)v ? (int)v
+                                                                       : -1;
+}
+
 /* Sets the field the name stands for; unknown names are skipped over. */
 static void store(lms__stats_file_t *sf, const char *name, int counter,
                   const double v[3]) {
@@ -140,16 +146,10 @@ static void store(lms__stats_file_t *sf, const char *name, int counter,
     sf->st.elapsed_ns = (uint64_t)v[0];
     sf->seen_mask |= 4;
   } else if (strcmp(name, "iterations") == 0) {
-    sf->iterations = v[0] >= 1 && v[0] <= LMS__REPLAY_MAX_ITERS &&
-                             v[0] == (double)(int)v[0]
-                         ? (int)v[0]
-                         : -1;
+    sf->iterations = iteration_count(v[0], 1);
     sf->seen_mask |= 8;
   } else if (strcmp(name, "warmup_iterations") == 0) {
-    sf->warmup = v[0] >= 0 && v[0] <= LMS__REPLAY_MAX_ITERS &&
-                         v[0] == (double)(int)v[0]
-                     ? (int)v[0]
-                     : -1;
+    sf->warmup = iteration_count(v[0], 0);
     sf->seen_mask |= 16;
   }
 }
