@@ -57,6 +57,8 @@ expect 2 "--sim-bytes"      -- options --sim-bytes maybe
 expect 2 "name a built-in"  -- sim
 expect 2 "cannot open"      -- sim /nonexistent/run.trace
 expect 2 "--batch"          -- sim googlenet --batch 0
+expect 2 "--discard-dead takes no value" -- sim googlenet --discard-dead=1
+expect 2 "--train takes no value" -- report googlenet --train=yes
 expect 2 "--batch"          -- sim googlenet --batch ten
 expect 2 "--links"          -- sim googlenet --links pcie3,pcie9
 expect 2 "unknown policy"   -- sim googlenet --policies fast

@@ -25,7 +25,9 @@ int lms__cli_extract(int *argc, char **argv, char **out,
     for (size_t f = 0; f < nflags; f++) {
       size_t len = strlen(flags[f].flag);
       if (strncmp(arg, flags[f].flag, len) != 0) continue;
-      if (arg[len] == '=' && flags[f].value) {
+      if (arg[len] == '=') {
+        /* A value given to a flag that takes none is the command's to
+         * refuse, by the flag's name. */
         out[n++] = argv[i];
         taken = 1;
       } else if (arg[len] == '\0') {

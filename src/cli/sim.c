@@ -151,6 +151,12 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
     }                                                                         \
   } while (0)
     long v;
+    for (size_t f = 0; val != NULL && f < sizeof kSimFlags / sizeof kSimFlags[0];
+         f++)
+      if (!kSimFlags[f].value && strcmp(flag, kSimFlags[f].flag) == 0) {
+        fprintf(stderr, "lms sim: %s takes no value; got '%s'\n", flag, arg);
+        return -1;
+      }
     if (strcmp(flag, "--batch") == 0) {
       NEXT();
       if (parse_int(flag, val, 1, 4096, &v)) return -1;
