@@ -316,12 +316,13 @@ CUresult cuMemAdvise_v2(CUdeviceptr p, size_t count, CUmem_advise advice,
   return advise(p, count, advice, (int)loc.type, loc.id);
 }
 
-static CUresult prefetch(CUdeviceptr p, size_t count) {
+static CUresult prefetch(CUdeviceptr p, size_t count, int to) {
   if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
   pthread_mutex_lock(&g_lock);
   rec_t *r = find_range(p, count);
   if (r != NULL) {
     r->info.prefetches++;
+    r->info.prefetched_to = to;
     g_st.prefetch_calls++;
   }
   pthread_mutex_unlock(&g_lock);
@@ -332,8 +333,9 @@ static CUresult prefetch(CUdeviceptr p, size_t count) {
 
 CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t count, CUdevice dev,
                             CUstream s) {
-  (void)dev, (void)s;
-  return prefetch(p, count);
+  (void)s;
+  return prefetch(p, count, dev == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST
+                                                 : CU_MEM_LOCATION_TYPE_DEVICE);
 }
 
 CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t count, CUdevice dev,
@@ -344,8 +346,8 @@ CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t count, CUdevice dev,
 CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t count,
                                CUmemLocation loc, unsigned int flags,
                                CUstream s) {
-  (void)loc, (void)flags, (void)s;
-  return prefetch(p, count);
+  (void)flags, (void)s;
+  return prefetch(p, count, (int)loc.type);
 }
 
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t count,

@@ -50,6 +50,7 @@ typedef struct cudouble_alloc_info {
   int accessed_by_type;     /* SET_ACCESSED_BY */
   int accessed_by_id;
   unsigned prefetches;
+  int prefetched_to;        /* the last prefetch: _HOST or _DEVICE, or 0 */
 } cudouble_alloc_info_t;
 
 typedef void (*cudouble_kernel_fn)(void **params);

@@ -1,0 +1,215 @@
+"""lms_torch: run PyTorch models larger than the GPU with lms.
+
+Installs lms's stable-pointer allocator (liblms_torch.so) as PyTorch's CUDA
+allocator through torch.cuda.memory.CUDAPluggableAllocator.  Tensors keep
+one address for their whole life; while the process stays within the GPU
+limit they are device memory, past it they live in host memory that the GPU
+reads in place, and layer hints move them to the GPU ahead of use.  Results
+never depend on where a tensor lives.
+
+    import lms_torch
+    lms_torch.install(gpu_limit="8GiB")      # before the first CUDA tensor
+    model = build_model().cuda()
+    lms_torch.hint_modules(model)            # optional: prefetch per layer
+    ...
+    print(lms_torch.stats())
+
+The library is found through LMS_TORCH_LIB, then beside this file in
+../build/lib, then on the loader's path.
+"""
+
+import ctypes
+import json
+import os
+
+_lib = None
+_installed = None
+
+_OPTIONS = {
+    # keyword: (environment variable, what is accepted)
+    "gpu_limit": ("LMS_GPU_LIMIT", "a size with a unit, e.g. '8GiB'"),
+    "lms_kb": ("LMS_KB", "whole KB, -1 for off"),
+    "lms_frac": ("LMS_FRAC", "a fraction in 0..1"),
+    "prefetch_window": ("LMS_PREFETCH_WINDOW",
+                        "STEPS[,BYTES or PERCENT], e.g. '1000,40%'"),
+    "log": ("LMS_LOG", "a level, e.g. 'info' or 'debug:alloc'"),
+    "log_file": ("LMS_LOG_FILE", "a path"),
+}
+
+
+def find_library():
+    """The path of liblms_torch.so, or raise FileNotFoundError."""
+    env = os.environ.get("LMS_TORCH_LIB")
+    if env:
+        if not os.path.exists(env):
+            raise FileNotFoundError(f"LMS_TORCH_LIB={env}: no such file")
+        return env
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "..", "build", "lib", "liblms_torch.so"),
+                 os.path.join(here, "liblms_torch.so")):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    return "liblms_torch.so"  # the loader's search path
+
+
+def option_env(**options):
+    """The LMS_* environment for the given keyword options.
+
+    Raises TypeError for an unknown keyword; values are checked by the
+    library itself when it starts (see load)."""
+    env = {}
+    for key, value in options.items():
+        if key not in _OPTIONS:
+            known = ", ".join(sorted(_OPTIONS))
+            raise TypeError(f"lms_torch: unknown option {key!r}; "
+                            f"accepted: {known}")
+        if value is None:
+            continue
+        env[_OPTIONS[key][0]] = str(value)
+    return env
+
+
+def load(path=None, **options):
+    """Loads the library with the options, without touching PyTorch.
+
+    Raises ValueError naming the option when a value is refused."""
+    global _lib
+    env = option_env(**options)
+    if _lib is not None:
+        if env:
+            raise RuntimeError("lms_torch: the library is already loaded; "
+                               "options must be given before the first load")
+        return _lib
+    os.environ.update(env)
+    lib = ctypes.CDLL(path or find_library())
+    lib.lms_torch_init.restype = ctypes.c_int
+    lib.lms_torch_last_error.restype = ctypes.c_char_p
+    lib.lms_torch_stats_json.restype = ctypes.c_size_t
+    lib.lms_torch_stats_json.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.lms_torch_prefetch.restype = ctypes.c_int
+    lib.lms_torch_prefetch.argtypes = [ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.c_int, ctypes.c_void_p]
+    lib.lms_torch_evict_all.argtypes = [ctypes.c_void_p]
+    if lib.lms_torch_init() != 0:
+        raise ValueError(lib.lms_torch_last_error().decode())
+    _lib = lib
+    return lib
+
+
+def install(**options):
+    """Makes lms PyTorch's CUDA allocator.  Call before any CUDA tensor.
+
+    Keywords: gpu_limit, lms_kb, lms_frac, prefetch_window, log, log_file,
+    and path (the library)."""
+    global _installed
+    import torch
+    path = options.pop("path", None) or find_library()
+    load(path, **options)
+    if _installed is not None:
+        return _installed
+    alloc = torch.cuda.memory.CUDAPluggableAllocator(
+        path, "lms_torch_malloc", "lms_torch_free")
+    try:
+        torch.cuda.memory.change_current_allocator(alloc)
+    except RuntimeError as e:
+        raise RuntimeError("lms_torch.install() must come before the first "
+                           f"CUDA tensor is made ({e})") from e
+    _installed = alloc
+    return alloc
+
+
+def stats():
+    """The allocator's counters as a dict (bytes and counts)."""
+    lib = load()
+    cap = 4096
+    buf = ctypes.create_string_buffer(cap)
+    n = lib.lms_torch_stats_json(buf, cap)
+    if n >= cap:
+        raise RuntimeError("lms_torch: stats longer than expected")
+    return json.loads(buf.value.decode())
+
+
+def _stream_handle(stream=None):
+    import torch
+    s = stream if stream is not None else torch.cuda.current_stream()
+    return ctypes.c_void_p(s.cuda_stream)
+
+
+def _storage_ptrs(objs):
+    import torch
+    ptrs = []
+    for o in objs:
+        if isinstance(o, int):
+            ptrs.append(o)
+        elif isinstance(o, torch.Tensor) and o.is_cuda:
+            p = o.untyped_storage().data_ptr()
+            if p:
+                ptrs.append(p)
+        elif isinstance(o, (list, tuple)):
+            ptrs.extend(_storage_ptrs(o))
+    return ptrs
+
+
+def prefetch(objs, stream=None):
+    """Moves the blocks behind the given tensors (or raw block addresses)
+    that live in host memory to the GPU ahead of use, in stream order.
+    Returns how many blocks moved."""
+    lib = load()
+    ptrs = _storage_ptrs(objs)
+    if not ptrs:
+        return 0
+    arr = (ctypes.c_void_p * len(ptrs))(*ptrs)
+    return lib.lms_torch_prefetch(arr, len(ptrs), _stream_handle(stream))
+
+
+def evict_all(stream=None):
+    """Sends every prefetched block back to host memory."""
+    return load().lms_torch_evict_all(_stream_handle(stream))
+
+
+def empty_cache():
+    """Returns lms's cached free blocks to the driver."""
+    load().lms_torch_empty_cache()
+
+
+def hint_modules(model):
+    """Prefetch hints from module hooks.
+
+    Forward: before each leaf module runs, its parameters and inputs.
+    Backward: when a leaf's parameter gradient has been accumulated, the
+    blocks the leaf before it (in forward order) read and wrote, which its
+    backward is about to need.  Only addresses are remembered, never
+    tensors, so hints keep nothing alive; a stale address is ignored or
+    moves a block that no longer matters.  Returns the hook handles."""
+    handles = []
+    order = []          # leaf positions in forward order, this step
+    touched = {}        # position -> block addresses read and written
+    leaves = [m for m in model.modules()
+              if next(m.children(), None) is None]
+
+    def make(pos, mod):
+        def pre_forward(_mod, args):
+            if pos == 0 or (order and pos <= order[-1]):
+                order.clear()  # a new step
+            order.append(pos)
+            prefetch(list(mod.parameters(recurse=False)) + list(args))
+
+        def post_forward(_mod, args, out):
+            touched[pos] = _storage_ptrs(list(args) + [out] +
+                                         list(mod.parameters(recurse=False)))
+
+        def after_grad(_param):
+            i = order.index(pos) if pos in order else -1
+            if i > 0:
+                prefetch(touched.get(order[i - 1], []))
+
+        hs = [mod.register_forward_pre_hook(pre_forward),
+              mod.register_forward_hook(post_forward)]
+        params = [p for p in mod.parameters(recurse=False) if p.requires_grad]
+        if params:
+            hs.append(params[0].register_post_accumulate_grad_hook(after_grad))
+        return hs
+
+    for pos, mod in enumerate(leaves):
+        handles.extend(make(pos, mod))
+    return handles

@@ -1,0 +1,119 @@
+/* driver.c - the CUDA driver calls of the stable allocator, looked up in
+ * libcuda.so.1 when the allocator starts.
+ *
+ * Looking the driver up at run time, rather than linking cudart, keeps
+ * liblms_torch.so free of any CUDA runtime: the program's own (PyTorch
+ * ships one) has made the context current before it calls us, and the
+ * driver calls below act on that context.  It also lets the test suite
+ * put its double of the driver (tests/driver_double) in the driver's
+ * place. */
+#ifndef __CUDA_API_VERSION_INTERNAL
+#define __CUDA_API_VERSION_INTERNAL 1
+#endif
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "stable/stable.h"
+
+static CUresult (*p_init)(unsigned int);
+static CUresult (*p_alloc)(CUdeviceptr *, size_t);
+static CUresult (*p_free)(CUdeviceptr);
+static CUresult (*p_managed)(CUdeviceptr *, size_t, unsigned int);
+static CUresult (*p_advise)(CUdeviceptr, size_t, CUmem_advise,
+                            CUmemLocation);
+static CUresult (*p_prefetch)(CUdeviceptr, size_t, CUmemLocation,
+                              unsigned int, CUstream);
+static CUresult (*p_sync)(void);
+static CUresult (*p_info)(size_t *, size_t *);
+static CUresult (*p_errname)(CUresult, const char **);
+
+static int d_alloc(uint64_t *ptr, size_t size) {
+  CUdeviceptr p = 0;
+  CUresult r = p_alloc(&p, size);
+  *ptr = (uint64_t)p;
+  return (int)r;
+}
+
+static int d_free(uint64_t ptr) { return (int)p_free((CUdeviceptr)ptr); }
+
+static int d_managed(uint64_t *ptr, size_t size) {
+  CUdeviceptr p = 0;
+  CUresult r = p_managed(&p, size, CU_MEM_ATTACH_GLOBAL);
+  *ptr = (uint64_t)p;
+  return (int)r;
+}
+
+static int d_advise_host(uint64_t ptr, size_t size, int device) {
+  CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST, .id = 0};
+  CUmemLocation dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device};
+  CUresult r = p_advise((CUdeviceptr)ptr, size,
+                        CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
+  if (r == CUDA_SUCCESS)
+    r = p_advise((CUdeviceptr)ptr, size, CU_MEM_ADVISE_SET_ACCESSED_BY, dev);
+  return (int)r;
+}
+
+static int d_prefetch(uint64_t ptr, size_t size, int device, void *stream) {
+  CUmemLocation loc = {.type = device < 0 ? CU_MEM_LOCATION_TYPE_HOST
+                                          : CU_MEM_LOCATION_TYPE_DEVICE,
+                       .id = device < 0 ? 0 : device};
+  return (int)p_prefetch((CUdeviceptr)ptr, size, loc, 0, (CUstream)stream);
+}
+
+static int d_sync(void) { return (int)p_sync(); }
+
+static int d_info(size_t *f, size_t *t) { return (int)p_info(f, t); }
+
+static const char *d_errname(int res) {
+  const char *name = NULL;
+  if (p_errname != NULL && p_errname((CUresult)res, &name) == CUDA_SUCCESS &&
+      name != NULL)
+    return name;
+  return res == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY"
+                                         : "a CUDA driver error";
+}
+
+#define LOOK(var, name)                                                       \
+  do {                                                                        \
+    *(void **)&(var) = dlsym(h, name);                                        \
+    if ((var) == NULL) {                                                      \
+      snprintf(err, errlen, "the CUDA driver (libcuda.so.1) lacks %s; "      \
+               "a driver for CUDA 12.2 or newer is needed", name);            \
+      return -1;                                                              \
+    }                                                                         \
+  } while (0)
+
+int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
+                            size_t errlen) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (h == NULL) {
+    snprintf(err, errlen, "cannot load the CUDA driver libcuda.so.1: %s",
+             dlerror());
+    return -1;
+  }
+  LOOK(p_init, "cuInit");
+  LOOK(p_alloc, "cuMemAlloc_v2");
+  LOOK(p_free, "cuMemFree_v2");
+  LOOK(p_managed, "cuMemAllocManaged");
+  LOOK(p_advise, "cuMemAdvise_v2");
+  LOOK(p_prefetch, "cuMemPrefetchAsync_v2");
+  LOOK(p_sync, "cuCtxSynchronize");
+  LOOK(p_info, "cuMemGetInfo_v2");
+  *(void **)&p_errname = dlsym(h, "cuGetErrorName"); /* optional */
+  CUresult r = p_init(0);
+  if (r != CUDA_SUCCESS) {
+    snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
+    return -1;
+  }
+  out->mem_alloc = d_alloc;
+  out->mem_free = d_free;
+  out->mem_alloc_managed = d_managed;
+  out->advise_host = d_advise_host;
+  out->prefetch = d_prefetch;
+  out->ctx_synchronize = d_sync;
+  out->mem_get_info = d_info;
+  out->error_name = d_errname;
+  return 0;
+}

@@ -1,0 +1,535 @@
+/* stable.c - the stable-pointer allocator (stable.h).
+ *
+ * A block is one driver allocation, device or managed, rounded up to its
+ * size class.  Freed blocks stay cached on a list per class and kind,
+ * tagged with the device and stream they were freed on; the next request
+ * of that class on the same device and stream takes one back without a
+ * driver call.  One mutex guards everything and is held across driver
+ * calls: nothing the driver does calls back into this allocator. */
+#include "stable/stable.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+
+enum { KIND_DEVICE = 0, KIND_MANAGED = 1 };
+
+/* Note [Size classes of the stable allocator]
+ * Up to 1 MiB a request is rounded up to a multiple of 512 bytes (2048
+ * classes); above, each power of two (2^k, 2^(k+1)] is cut into 16
+ * classes of 2^(k-4) bytes, so a block wastes at most 1/16 of what was
+ * asked.  A cached block serves only its own class: a training loop asks
+ * for the same sizes every step, so exact classes hit, and a block never
+ * serves a request much smaller than itself. */
+#define SMALL_MAX (1u << 20)
+#define SMALL_STEP 512u
+#define SMALL_CLASSES (SMALL_MAX / SMALL_STEP)
+#define SUB 16u
+#define NCLASSES (SMALL_CLASSES + (64u - 20u) * SUB)
+
+static unsigned size_class(uint64_t size, uint64_t *rounded) {
+  if (size <= SMALL_MAX) {
+    uint64_t n = (size + SMALL_STEP - 1) / SMALL_STEP;
+    *rounded = n * SMALL_STEP;
+    return (unsigned)(n - 1);
+  }
+  unsigned k = 63u - (unsigned)__builtin_clzll(size - 1); /* 2^k < size */
+  uint64_t step = 1ull << (k - 4);
+  uint64_t n = (size + step - 1) / step; /* 17..32 */
+  *rounded = n * step;
+  return SMALL_CLASSES + (k - 20u) * SUB + (unsigned)(n - 17);
+}
+
+typedef struct block {
+  uint64_t ptr;
+  uint64_t size;          /* the class's size */
+  unsigned cls;
+  int kind;
+  int device;
+  int live;
+  int resident;           /* managed: prefetched to the device */
+  void *stream;           /* of the last free (cached blocks) */
+  uint64_t batch;         /* the prefetch call that last moved it in */
+  struct block *next_free;
+  struct block *lru_prev, *lru_next; /* resident managed, oldest first */
+} block_t;
+
+/* Open addressing by address; deleted slots hold TOMB. */
+#define TOMB ((block_t *)1)
+
+struct lms__stable {
+  pthread_mutex_t lock;
+  lms__stable_cfg_t cfg;
+  lms__stable_driver_t drv;
+  uint64_t limit;
+  uint64_t reserve;        /* for resident managed blocks, once hinted */
+  block_t **slots;
+  size_t nslots, used;
+  block_t *free_heads[2][NCLASSES];
+  block_t *lru_head, *lru_tail;
+  uint64_t batch;
+  lms__stable_stats_t st;
+};
+
+static size_t hash_ptr(uint64_t p, size_t mask) {
+  p ^= p >> 33;
+  p *= 0xff51afd7ed558ccdull;
+  p ^= p >> 33;
+  return (size_t)p & mask;
+}
+
+static block_t **find_slot(lms__stable_t *s, uint64_t ptr) {
+  if (s->nslots == 0) return NULL;
+  size_t mask = s->nslots - 1;
+  for (size_t i = hash_ptr(ptr, mask);; i = (i + 1) & mask) {
+    block_t *b = s->slots[i];
+    if (b == NULL) return NULL;
+    if (b != TOMB && b->ptr == ptr) return &s->slots[i];
+  }
+}
+
+static void put_slot(block_t **slots, size_t n, block_t *b) {
+  size_t mask = n - 1;
+  size_t i = hash_ptr(b->ptr, mask);
+  while (slots[i] != NULL && slots[i] != TOMB) i = (i + 1) & mask;
+  slots[i] = b;
+}
+
+static int add_block(lms__stable_t *s, block_t *b) {
+  if (s->nslots == 0 || (s->used + 1) * 2 > s->nslots) {
+    size_t n = s->nslots == 0 ? 1024 : s->nslots;
+    size_t live = 0;
+    for (size_t i = 0; i < s->nslots; i++)
+      if (s->slots[i] != NULL && s->slots[i] != TOMB) live++;
+    while ((live + 1) * 4 > n) n *= 2;
+    block_t **slots = calloc(n, sizeof *slots);
+    if (slots == NULL) return -1;
+    for (size_t i = 0; i < s->nslots; i++)
+      if (s->slots[i] != NULL && s->slots[i] != TOMB)
+        put_slot(slots, n, s->slots[i]);
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = n;
+    s->used = live;
+  }
+  put_slot(s->slots, s->nslots, b);
+  s->used++;
+  return 0;
+}
+
+static void remove_block(lms__stable_t *s, block_t *b) {
+  block_t **slot = find_slot(s, b->ptr);
+  if (slot != NULL) *slot = TOMB;
+}
+
+/* ---- Residency of managed blocks -------------------------------------- */
+
+static void lru_unlink(lms__stable_t *s, block_t *b) {
+  if (b->lru_prev) b->lru_prev->lru_next = b->lru_next;
+  else s->lru_head = b->lru_next;
+  if (b->lru_next) b->lru_next->lru_prev = b->lru_prev;
+  else s->lru_tail = b->lru_prev;
+  b->lru_prev = b->lru_next = NULL;
+}
+
+static void lru_push(lms__stable_t *s, block_t *b) {
+  b->lru_prev = s->lru_tail;
+  b->lru_next = NULL;
+  if (s->lru_tail) s->lru_tail->lru_next = b;
+  else s->lru_head = b;
+  s->lru_tail = b;
+}
+
+static void note_peak(lms__stable_t *s) {
+  uint64_t d = s->st.device_held + s->st.resident;
+  if (d > s->st.device_peak) s->st.device_peak = d;
+}
+
+/* Sends b back to the host.  A failed prefetch leaves the pages where the
+ * driver put them; they are still correct, so only the count is kept. */
+static void evict(lms__stable_t *s, block_t *b, void *stream) {
+  int res = s->drv.prefetch(b->ptr, b->size, -1, stream);
+  lru_unlink(s, b);
+  b->resident = 0;
+  s->st.resident -= b->size;
+  if (res == 0) {
+    s->st.evictions++;
+    s->st.evict_bytes += b->size;
+  } else {
+    LMS_LOG(WARN, ALLOC, "evicting %" PRIu64 " bytes at 0x%" PRIx64
+            " to the host failed: %s", b->size, b->ptr,
+            s->drv.error_name(res));
+  }
+}
+
+/* Evicts the oldest resident blocks not of batch `keep` until `need`
+ * more bytes fit beside the device blocks; 1 when they fit. */
+static int make_room(lms__stable_t *s, uint64_t need, uint64_t keep,
+                     void *stream) {
+  block_t *b = s->lru_head;
+  while (s->st.device_held + s->st.resident + need > s->limit && b != NULL) {
+    block_t *next = b->lru_next;
+    if (b->batch != keep) evict(s, b, stream);
+    b = next;
+  }
+  return s->st.device_held + s->st.resident + need <= s->limit;
+}
+
+/* ---- Cache -------------------------------------------------------------- */
+
+static block_t *take_cached(lms__stable_t *s, int kind, unsigned cls,
+                            int device, void *stream, int any_stream) {
+  block_t **pp = &s->free_heads[kind][cls];
+  for (; *pp != NULL; pp = &(*pp)->next_free) {
+    block_t *b = *pp;
+    if (b->device == device && (any_stream || b->stream == stream)) {
+      *pp = b->next_free;
+      b->next_free = NULL;
+      return b;
+    }
+  }
+  return NULL;
+}
+
+static void release_block(lms__stable_t *s, block_t *b) {
+  int res = s->drv.mem_free(b->ptr);
+  if (res != 0)
+    LMS_LOG(WARN, ALLOC, "freeing %" PRIu64 " bytes at 0x%" PRIx64
+            " failed: %s", b->size, b->ptr, s->drv.error_name(res));
+  s->st.driver_frees++;
+  if (b->kind == KIND_DEVICE) {
+    s->st.device_held -= b->size;
+  } else {
+    if (b->resident) {
+      lru_unlink(s, b);
+      s->st.resident -= b->size;
+    }
+    s->st.managed_held -= b->size;
+  }
+  remove_block(s, b);
+  free(b);
+}
+
+/* Note [Emptying the cache]
+ * Cached blocks may still be in use by work queued on the stream that
+ * freed them, so they go back to the driver only after the whole context
+ * has synchronised (cuMemFree would wait for the device anyway, but a
+ * block taken by another stream would not).  Only device blocks are
+ * returned when making room for a device block; the cached managed blocks
+ * cost no device memory unless resident. */
+static void flush_cache(lms__stable_t *s, int kinds_mask) {
+  if (s->drv.ctx_synchronize() == 0) s->st.syncs++;
+  s->st.cache_flushes++;
+  for (int k = 0; k < 2; k++) {
+    if (!(kinds_mask & (1 << k))) continue;
+    for (unsigned c = 0; c < NCLASSES; c++) {
+      block_t *b = s->free_heads[k][c];
+      s->free_heads[k][c] = NULL;
+      while (b != NULL) {
+        block_t *next = b->next_free;
+        release_block(s, b);
+        b = next;
+      }
+    }
+  }
+}
+
+/* ---- Allocation ----------------------------------------------------------- */
+
+static block_t *new_block(lms__stable_t *s, uint64_t ptr, uint64_t size,
+                          unsigned cls, int kind, int device) {
+  block_t *b = calloc(1, sizeof *b);
+  if (b == NULL) return NULL;
+  b->ptr = ptr;
+  b->size = size;
+  b->cls = cls;
+  b->kind = kind;
+  b->device = device;
+  if (add_block(s, b) != 0) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* Note [Placement of a stable block]
+ * A request goes to a device block while device blocks plus resident
+ * managed blocks stay within the limit less the prefetch reserve; caffe's
+ * rule (-lms KB with -lms_frac) may send it to the host first.  Room is
+ * made in order of cost: a cached block of the class on the same stream
+ * (no driver call), resident managed blocks evicted to the host, then the
+ * cache emptied (a synchronise and frees).  What still does not fit, or
+ * what the driver itself refuses, is served from managed memory preferred
+ * on the host and read in place by the device. */
+static int wants_host(lms__stable_t *s, uint64_t size) {
+  if (s->cfg.lms_kb < 0 || size < (uint64_t)s->cfg.lms_kb * 1024u) return 0;
+  double demand = (double)(s->st.device_live + size);
+  return demand > s->cfg.lms_frac * (double)s->limit;
+}
+
+static int device_fits(lms__stable_t *s, uint64_t size) {
+  uint64_t cap = s->limit - s->reserve;
+  return s->st.device_held + s->st.resident + size <= cap &&
+         s->st.device_held + size >= size;
+}
+
+static block_t *alloc_device(lms__stable_t *s, uint64_t size, unsigned cls,
+                             int device, void *stream) {
+  if (!device_fits(s, size)) {
+    make_room(s, size + s->reserve, 0, stream);
+    if (!device_fits(s, size)) flush_cache(s, 1 << KIND_DEVICE);
+    if (!device_fits(s, size)) return NULL;
+  }
+  uint64_t ptr = 0;
+  int res = s->drv.mem_alloc(&ptr, size);
+  if (res == 2 /* CUDA_ERROR_OUT_OF_MEMORY */) {
+    flush_cache(s, 1 << KIND_DEVICE);
+    res = s->drv.mem_alloc(&ptr, size);
+  }
+  if (res != 0) {
+    LMS_LOG(INFO, ALLOC, "device allocation of %" PRIu64 " bytes refused "
+            "(%s); serving it from managed memory", size,
+            s->drv.error_name(res));
+    return NULL;
+  }
+  block_t *b = new_block(s, ptr, size, cls, KIND_DEVICE, device);
+  if (b == NULL) {
+    s->drv.mem_free(ptr);
+    return NULL;
+  }
+  s->st.driver_allocs++;
+  s->st.device_held += size;
+  note_peak(s);
+  return b;
+}
+
+static block_t *alloc_managed(lms__stable_t *s, uint64_t size, unsigned cls,
+                              int device, const char **err) {
+  uint64_t ptr = 0;
+  int res = s->drv.mem_alloc_managed(&ptr, size);
+  if (res != 0) {
+    *err = "managed memory refused the allocation (host memory exhausted?)";
+    LMS_LOG(ERROR, ALLOC, "managed allocation of %" PRIu64 " bytes failed: "
+            "%s", size, s->drv.error_name(res));
+    return NULL;
+  }
+  res = s->drv.advise_host(ptr, size, device);
+  if (res != 0)
+    LMS_LOG(WARN, ALLOC, "advice for %" PRIu64 " managed bytes failed: %s "
+            "(the block stays correct, only slower)", size,
+            s->drv.error_name(res));
+  block_t *b = new_block(s, ptr, size, cls, KIND_MANAGED, device);
+  if (b == NULL) {
+    s->drv.mem_free(ptr);
+    *err = "out of host memory for the allocator's own records";
+    return NULL;
+  }
+  s->st.driver_allocs++;
+  s->st.managed_held += size;
+  return b;
+}
+
+void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
+                         void *stream, const char **err) {
+  const char *dummy;
+  if (err == NULL) err = &dummy;
+  *err = NULL;
+  if (size == 0) return NULL;
+  if (size > (1ull << 56)) {
+    *err = "size above 2^56 bytes: not a size any device has";
+    return NULL;
+  }
+  uint64_t rounded;
+  unsigned cls = size_class(size, &rounded);
+  pthread_mutex_lock(&s->lock);
+  block_t *b = NULL;
+  int host = wants_host(s, rounded);
+  if (!host) {
+    b = take_cached(s, KIND_DEVICE, cls, device, stream, 0);
+    if (b != NULL) s->st.cache_hits++;
+    else b = alloc_device(s, rounded, cls, device, stream);
+  }
+  if (b == NULL) {
+    b = take_cached(s, KIND_MANAGED, cls, device, stream, 0);
+    if (b != NULL) s->st.cache_hits++;
+    else b = alloc_managed(s, rounded, cls, device, err);
+    if (b != NULL) {
+      s->st.managed_allocs++;
+      s->st.managed_live += b->size;
+    }
+  } else {
+    s->st.device_live += b->size;
+  }
+  if (b != NULL) {
+    b->live = 1;
+    b->stream = stream;
+    s->st.allocs++;
+  } else {
+    s->st.failed++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return b == NULL ? NULL : (void *)(uintptr_t)b->ptr;
+}
+
+int lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
+  if (ptr == NULL) return 0;
+  pthread_mutex_lock(&s->lock);
+  block_t **slot = find_slot(s, (uint64_t)(uintptr_t)ptr);
+  if (slot == NULL || !(*slot)->live) {
+    s->st.bad_frees++;
+    pthread_mutex_unlock(&s->lock);
+    LMS_LOG(ERROR, ALLOC, "free of %p, which this allocator did not hand "
+            "out or which was already freed", ptr);
+    return -1;
+  }
+  block_t *b = *slot;
+  b->live = 0;
+  b->stream = stream;
+  if (b->kind == KIND_DEVICE) s->st.device_live -= b->size;
+  else s->st.managed_live -= b->size;
+  b->next_free = s->free_heads[b->kind][b->cls];
+  s->free_heads[b->kind][b->cls] = b;
+  s->st.frees++;
+  pthread_mutex_unlock(&s->lock);
+  return 0;
+}
+
+/* Note [Prefetch hints and the reserve]
+ * Resident managed blocks count against the limit like device blocks.
+ * Until the first hint, nothing is kept for them and device blocks may
+ * take the whole limit; from the first hint on, new device blocks leave
+ * the prefetch window's share of the limit (--prefetch-window BYTES or
+ * PERCENT) free, so the hinted blocks have somewhere to go.  Blocks
+ * already placed stay where they are.  A hint never waits: a block that
+ * finds no room is skipped and read in place. */
+int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
+                         void *stream) {
+  int moved = 0;
+  pthread_mutex_lock(&s->lock);
+  if (s->reserve == 0 && s->cfg.window.steps != 0) {
+    uint64_t r = s->cfg.window.bytes != 0
+                     ? s->cfg.window.bytes
+                     : (uint64_t)((double)s->limit * s->cfg.window.percent /
+                                  100.0);
+    s->reserve = r > s->limit ? s->limit : r;
+    s->st.reserve = s->reserve;
+  }
+  uint64_t batch = ++s->batch;
+  for (int i = 0; i < n; i++) {
+    s->st.hints++;
+    block_t **slot = find_slot(s, (uint64_t)(uintptr_t)ptrs[i]);
+    if (slot == NULL || (*slot)->kind != KIND_MANAGED) continue;
+    block_t *b = *slot;
+    if (b->resident) { /* most recently wanted: to the young end */
+      b->batch = batch;
+      lru_unlink(s, b);
+      lru_push(s, b);
+      continue;
+    }
+    if (!make_room(s, b->size, batch, stream)) {
+      s->st.hints_skipped++;
+      continue;
+    }
+    int res = s->drv.prefetch(b->ptr, b->size, b->device, stream);
+    if (res != 0) {
+      s->st.hints_skipped++;
+      LMS_LOG(WARN, ALLOC, "prefetch of %" PRIu64 " bytes failed: %s",
+              b->size, s->drv.error_name(res));
+      continue;
+    }
+    b->resident = 1;
+    b->batch = batch;
+    lru_push(s, b);
+    s->st.resident += b->size;
+    s->st.prefetches++;
+    s->st.prefetch_bytes += b->size;
+    note_peak(s);
+    moved++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return moved;
+}
+
+int lms__stable_evict_all(lms__stable_t *s, void *stream) {
+  int n = 0;
+  pthread_mutex_lock(&s->lock);
+  while (s->lru_head != NULL) {
+    evict(s, s->lru_head, stream);
+    n++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
+void lms__stable_empty_cache(lms__stable_t *s) {
+  pthread_mutex_lock(&s->lock);
+  flush_cache(s, (1 << KIND_DEVICE) | (1 << KIND_MANAGED));
+  pthread_mutex_unlock(&s->lock);
+}
+
+void lms__stable_stats(lms__stable_t *s, lms__stable_stats_t *out) {
+  pthread_mutex_lock(&s->lock);
+  *out = s->st;
+  pthread_mutex_unlock(&s->lock);
+}
+
+size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
+                              size_t cap) {
+  int n = snprintf(buf, cap,
+      "{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"bad_frees\":%" PRIu64
+      ",\"failed\":%" PRIu64 ",\"cache_hits\":%" PRIu64
+      ",\"driver_allocs\":%" PRIu64 ",\"driver_frees\":%" PRIu64
+      ",\"cache_flushes\":%" PRIu64 ",\"syncs\":%" PRIu64
+      ",\"device_held\":%" PRIu64 ",\"device_live\":%" PRIu64
+      ",\"device_peak\":%" PRIu64 ",\"managed_held\":%" PRIu64
+      ",\"managed_live\":%" PRIu64 ",\"managed_allocs\":%" PRIu64
+      ",\"resident\":%" PRIu64 ",\"prefetches\":%" PRIu64
+      ",\"prefetch_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64
+      ",\"evict_bytes\":%" PRIu64 ",\"hints\":%" PRIu64
+      ",\"hints_skipped\":%" PRIu64 ",\"limit\":%" PRIu64
+      ",\"reserve\":%" PRIu64 "}",
+      s->allocs, s->frees, s->bad_frees, s->failed, s->cache_hits,
+      s->driver_allocs, s->driver_frees, s->cache_flushes, s->syncs,
+      s->device_held, s->device_live, s->device_peak, s->managed_held,
+      s->managed_live, s->managed_allocs, s->resident, s->prefetches,
+      s->prefetch_bytes, s->evictions, s->evict_bytes, s->hints,
+      s->hints_skipped, s->limit, s->reserve);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+int lms__stable_create(const lms__stable_cfg_t *cfg,
+                       const lms__stable_driver_t *drv, lms__stable_t **out) {
+  lms__stable_t *s = calloc(1, sizeof *s);
+  if (s == NULL) return -1;
+  s->cfg = *cfg;
+  s->drv = *drv;
+  s->limit = cfg->gpu_limit;
+  if (s->limit == 0) {
+    size_t f = 0, t = 0;
+    if (drv->mem_get_info(&f, &t) == 0) s->limit = t;
+    if (s->limit == 0) s->limit = UINT64_MAX / 2;
+  }
+  s->st.limit = s->limit;
+  pthread_mutex_init(&s->lock, NULL);
+  *out = s;
+  return 0;
+}
+
+void lms__stable_destroy(lms__stable_t *s) {
+  if (s == NULL) return;
+  for (size_t i = 0; i < s->nslots; i++) {
+    block_t *b = s->slots[i];
+    if (b != NULL && b != TOMB) {
+      s->drv.mem_free(b->ptr);
+      free(b);
+    }
+  }
+  free(s->slots);
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+}

@@ -1,0 +1,96 @@
+/* stable.h - the stable-pointer allocator: device memory handed out by
+ * address, for callers that keep raw pointers (PyTorch's pluggable
+ * allocator, C programs) and so cannot have their chunks moved to new
+ * addresses the way lms_ctx's handles are.
+ *
+ *   stable.c  the allocator: a per-stream cache of device blocks within
+ *             --gpu-limit, managed memory past it, and the residency of
+ *             managed blocks (prefetch to the device, evict to the host)
+ *   driver.c  the CUDA driver functions it calls, looked up in
+ *             libcuda.so.1 at run time
+ *   torch.c   lms_torch_malloc / lms_torch_free and friends
+ *             (include/lms/lms_torch.h), one allocator per process
+ *
+ * Correctness never depends on residency: every block is one address for
+ * its life, valid on the device whichever way it was placed (Note
+ * [Stable pointers from managed memory] in src/preload/hooks.c), so hints
+ * only move time, never results. */
+#ifndef LMS_STABLE_STABLE_H
+#define LMS_STABLE_STABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/options.h"
+
+typedef struct lms__stable lms__stable_t;
+
+/* The driver calls the allocator makes; every one returns a CUresult
+ * (0 success, 2 out of memory).  Streams are CUstream, passed opaquely. */
+typedef struct lms__stable_driver {
+  int (*mem_alloc)(uint64_t *ptr, size_t size);
+  int (*mem_free)(uint64_t ptr);
+  int (*mem_alloc_managed)(uint64_t *ptr, size_t size);
+  /* Preferred location the host, accessed in place by `device`. */
+  int (*advise_host)(uint64_t ptr, size_t size, int device);
+  /* device < 0: to the host. */
+  int (*prefetch)(uint64_t ptr, size_t size, int device, void *stream);
+  int (*ctx_synchronize)(void);
+  int (*mem_get_info)(size_t *free_bytes, size_t *total);
+  const char *(*error_name)(int res);
+} lms__stable_driver_t;
+
+typedef struct lms__stable_cfg {
+  uint64_t gpu_limit;  /* 0: the device's own memory */
+  int64_t lms_kb;      /* caffe's -lms; -1 off */
+  double lms_frac;     /* caffe's -lms_frac */
+  lms__window_t window;/* bytes kept for prefetched managed blocks */
+} lms__stable_cfg_t;
+
+typedef struct lms__stable_stats {
+  uint64_t allocs, frees, bad_frees, failed;
+  uint64_t cache_hits, driver_allocs, driver_frees, cache_flushes, syncs;
+  uint64_t device_held;     /* device blocks, live and cached */
+  uint64_t device_live;
+  uint64_t device_peak;     /* of device_held + resident */
+  uint64_t managed_held;    /* managed blocks, live and cached */
+  uint64_t managed_live;
+  uint64_t managed_allocs;  /* allocations served from managed memory */
+  uint64_t resident;        /* managed bytes prefetched to the device */
+  uint64_t prefetches, prefetch_bytes, evictions, evict_bytes;
+  uint64_t hints, hints_skipped;
+  uint64_t limit;           /* the capacity in force */
+  uint64_t reserve;         /* of it kept for prefetched managed blocks */
+} lms__stable_stats_t;
+
+int lms__stable_create(const lms__stable_cfg_t *cfg,
+                       const lms__stable_driver_t *drv, lms__stable_t **out);
+void lms__stable_destroy(lms__stable_t *st);
+
+/* NULL when size is 0 or nothing could serve it; then *err (if given)
+ * says why. */
+void *lms__stable_malloc(lms__stable_t *st, size_t size, int device,
+                         void *stream, const char **err);
+/* -1 when ptr is not a live block of this allocator. */
+int lms__stable_free(lms__stable_t *st, void *ptr, void *stream);
+
+/* Moves the managed blocks among ptrs to the device ahead of use, on
+ * `stream`, evicting the least recently hinted managed blocks outside this
+ * batch when room is needed.  Returns how many were moved. */
+int lms__stable_prefetch(lms__stable_t *st, void *const *ptrs, int n,
+                         void *stream);
+/* Sends every resident managed block back to the host. */
+int lms__stable_evict_all(lms__stable_t *st, void *stream);
+/* Returns cached blocks to the driver (after a synchronize). */
+void lms__stable_empty_cache(lms__stable_t *st);
+
+void lms__stable_stats(lms__stable_t *st, lms__stable_stats_t *out);
+/* The stats as one JSON object; returns the length it needs. */
+size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
+                              size_t cap);
+
+/* The driver in libcuda.so.1, or an error naming what is missing. */
+int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
+                            size_t errlen);
+
+#endif
