@@ -46,3 +46,21 @@ if(LMS_HAVE_CUDA AND TARGET CUDA::cuda_driver)
   target_include_directories(lms_bench_torch_alloc PRIVATE ${CMAKE_SOURCE_DIR}/include)
   target_link_libraries(lms_bench_torch_alloc PRIVATE lms_torch CUDA::cuda_driver)
 endif()
+
+# python/lms_torch.py with a stand-in for torch, on the driver double.
+find_package(Python3 COMPONENTS Interpreter)
+if(TARGET cuda_double AND Python3_Interpreter_FOUND)
+  add_test(NAME python_lms_torch
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/python/test_lms_torch.py)
+  set(_py_env "LD_LIBRARY_PATH=${CMAKE_BINARY_DIR}/double"
+              "LMS_TORCH_LIB=$<TARGET_FILE:lms_torch>")
+  if(LMS_SANITIZE MATCHES "address")
+    # An instrumented library loaded into an uninstrumented interpreter
+    # needs the runtime first; the interpreter's own leaks are not ours.
+    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
+      OUTPUT_VARIABLE _py_asan OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND _py_env "LD_PRELOAD=${_py_asan}" "ASAN_OPTIONS=detect_leaks=0")
+  endif()
+  set_tests_properties(python_lms_torch PROPERTIES LABELS cpu TIMEOUT 300
+    ENVIRONMENT "${_py_env}")
+endif()

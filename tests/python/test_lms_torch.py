@@ -1,0 +1,104 @@
+"""python/lms_torch.py against liblms_torch.so and the CUDA driver double,
+with a stand-in for torch (the CI machine has no PyTorch).
+
+Run by CTest with LMS_TORCH_LIB set and the double first on the library
+path.  Each case runs in a fresh interpreter, as the library reads its
+options once per process."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(HERE, "..", "..", "python")
+
+PRELUDE = textwrap.dedent("""
+    import sys, types
+    sys.path.insert(0, %r)
+    calls = []
+    class Alloc:
+        def __init__(self, path, m, f):
+            calls.append(("alloc", path, m, f))
+    def change(a):
+        calls.append(("change", a))
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
+        CUDAPluggableAllocator=Alloc, change_current_allocator=change))
+    sys.modules["torch"] = torch
+    import lms_torch
+""") % PYDIR
+
+CASES = {
+    "install_names_the_library_and_both_functions": """
+        a = lms_torch.install(gpu_limit="64MiB")
+        import os
+        assert calls[0] == ("alloc", os.environ["LMS_TORCH_LIB"],
+                            "lms_torch_malloc", "lms_torch_free"), calls
+        assert calls[1] == ("change", a), calls
+        assert lms_torch.install() is a and len(calls) == 2
+        s = lms_torch.stats()
+        assert s["limit"] == 64 << 20 and s["allocs"] == 0, s
+    """,
+    "stats_count_allocations_made_through_the_library": """
+        import ctypes
+        lib = lms_torch.load(gpu_limit="4MiB")
+        lib.lms_torch_malloc.restype = ctypes.c_void_p
+        lib.lms_torch_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int,
+                                         ctypes.c_void_p]
+        lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
+                                       ctypes.c_int, ctypes.c_void_p]
+        ps = [lib.lms_torch_malloc(3 << 20, 0, None) for _ in range(2)]
+        s = lms_torch.stats()
+        assert s["allocs"] == 2 and s["managed_allocs"] == 1, s
+        assert s["device_live"] == 3 << 20, s
+        lib.lms_torch_free(ps[0], 3 << 20, 0, None)
+        assert lms_torch.stats()["frees"] == 1
+    """,
+    "a_bad_value_raises_naming_the_variable": """
+        try:
+            lms_torch.load(gpu_limit="lots")
+        except ValueError as e:
+            assert "LMS_GPU_LIMIT" in str(e) and "lots" in str(e), e
+        else:
+            raise AssertionError("no error")
+    """,
+    "an_unknown_keyword_is_refused_with_the_accepted_ones": """
+        try:
+            lms_torch.option_env(gpu_limt="8GiB")
+        except TypeError as e:
+            assert "gpu_limt" in str(e) and "gpu_limit" in str(e), e
+        else:
+            raise AssertionError("no error")
+        assert lms_torch.option_env(lms_frac=0.5, lms_kb=None) == \\
+            {"LMS_FRAC": "0.5"}
+    """,
+    "options_after_the_first_load_are_refused": """
+        lms_torch.load(gpu_limit="8MiB")
+        try:
+            lms_torch.load(gpu_limit="16MiB")
+        except RuntimeError as e:
+            assert "already loaded" in str(e), e
+        else:
+            raise AssertionError("no error")
+    """,
+}
+
+
+def main():
+    failed = 0
+    for name, body in CASES.items():
+        code = PRELUDE + textwrap.dedent(body)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                           text=True, timeout=60)
+        ok = r.returncode == 0
+        failed += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name}")
+        if not ok:
+            print(r.stdout + r.stderr)
+    print(f"{len(CASES) - failed} of {len(CASES)} passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
