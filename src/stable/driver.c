@@ -28,6 +28,38 @@ static CUresult (*p_prefetch)(CUdeviceptr, size_t, CUmemLocation,
 static CUresult (*p_sync)(void);
 static CUresult (*p_info)(size_t *, size_t *);
 static CUresult (*p_errname)(CUresult, const char **);
+static CUresult (*p_ctx_get)(CUcontext *);
+static CUresult (*p_ctx_set)(CUcontext);
+static CUresult (*p_dev_get)(CUdevice *, int);
+static CUresult (*p_retain)(CUcontext *, CUdevice);
+
+/* Note [A context for the framework's threads]
+ * The driver acts on the calling thread's current context.  The CUDA
+ * runtime makes the device's primary context current lazily, on a
+ * thread's first runtime call, so a framework thread whose first CUDA
+ * work is an allocation (PyTorch's autograd worker in backward) reaches
+ * us with none, and cuMemAlloc answers CUDA_ERROR_INVALID_CONTEXT.  The
+ * runtime itself uses the primary context, so making that one current is
+ * what the runtime would do; it is retained once per device and never
+ * released, as the runtime also keeps it for the life of the process. */
+static int d_bind(int device) {
+  CUcontext cur = NULL;
+  if (p_ctx_get(&cur) == CUDA_SUCCESS && cur != NULL) return 0;
+  static CUcontext primary[64];
+  if (device < 0 || device >= 64) return (int)CUDA_ERROR_INVALID_DEVICE;
+  CUcontext ctx = __atomic_load_n(&primary[device], __ATOMIC_ACQUIRE);
+  if (ctx == NULL) {
+    CUdevice dev;
+    CUresult r = p_dev_get(&dev, device);
+    if (r == CUDA_SUCCESS) r = p_retain(&ctx, dev);
+    if (r != CUDA_SUCCESS) return (int)r;
+    CUcontext expected = NULL;
+    if (!__atomic_compare_exchange_n(&primary[device], &expected, ctx, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      ctx = expected; /* another thread retained it first; one is enough */
+  }
+  return (int)p_ctx_set(ctx);
+}
 
 static int d_alloc(uint64_t *ptr, size_t size) {
   CUdeviceptr p = 0;
@@ -101,12 +133,17 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
   LOOK(p_prefetch, "cuMemPrefetchAsync_v2");
   LOOK(p_sync, "cuCtxSynchronize");
   LOOK(p_info, "cuMemGetInfo_v2");
+  LOOK(p_ctx_get, "cuCtxGetCurrent");
+  LOOK(p_ctx_set, "cuCtxSetCurrent");
+  LOOK(p_dev_get, "cuDeviceGet");
+  LOOK(p_retain, "cuDevicePrimaryCtxRetain");
   *(void **)&p_errname = dlsym(h, "cuGetErrorName"); /* optional */
   CUresult r = p_init(0);
   if (r != CUDA_SUCCESS) {
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
     return -1;
   }
+  out->bind = d_bind;
   out->mem_alloc = d_alloc;
   out->mem_free = d_free;
   out->mem_alloc_managed = d_managed;

@@ -334,6 +334,17 @@ static block_t *alloc_managed(lms__stable_t *s, uint64_t size, unsigned cls,
   return b;
 }
 
+/* 1 when the calling thread has a context for `device`; -1 (and *err)
+ * when none can be made current. */
+static int bind(lms__stable_t *s, int device, const char **err) {
+  int res = s->drv.bind(device);
+  if (res == 0) return 1;
+  *err = "no CUDA context could be made current for the device";
+  LMS_LOG(ERROR, ALLOC, "making device %d's primary context current "
+          "failed: %s", device, s->drv.error_name(res));
+  return -1;
+}
+
 void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
                          void *stream, const char **err) {
   const char *dummy;
@@ -349,15 +360,18 @@ void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
   pthread_mutex_lock(&s->lock);
   block_t *b = NULL;
   int host = wants_host(s, rounded);
+  int bound = 0; /* the driver is bound only off the fast path */
   if (!host) {
     b = take_cached(s, KIND_DEVICE, cls, device, stream, 0);
     if (b != NULL) s->st.cache_hits++;
-    else b = alloc_device(s, rounded, cls, device, stream);
+    else if ((bound = bind(s, device, err)) > 0)
+      b = alloc_device(s, rounded, cls, device, stream);
   }
-  if (b == NULL) {
+  if (b == NULL && bound >= 0) {
     b = take_cached(s, KIND_MANAGED, cls, device, stream, 0);
     if (b != NULL) s->st.cache_hits++;
-    else b = alloc_managed(s, rounded, cls, device, err);
+    else if (bound > 0 || (bound = bind(s, device, err)) > 0)
+      b = alloc_managed(s, rounded, cls, device, err);
     if (b != NULL) {
       s->st.managed_allocs++;
       s->st.managed_live += b->size;
@@ -431,7 +445,7 @@ int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
       lru_push(s, b);
       continue;
     }
-    if (!make_room(s, b->size, batch, stream)) {
+    if (s->drv.bind(b->device) != 0 || !make_room(s, b->size, batch, stream)) {
       s->st.hints_skipped++;
       continue;
     }

@@ -28,6 +28,10 @@ typedef struct lms__stable lms__stable_t;
 /* The driver calls the allocator makes; every one returns a CUresult
  * (0 success, 2 out of memory).  Streams are CUstream, passed opaquely. */
 typedef struct lms__stable_driver {
+  /* Makes `device`'s primary context current on this thread if none is:
+   * frameworks call the allocator from threads of their own (PyTorch's
+   * autograd workers) on which the runtime never made one current. */
+  int (*bind)(int device);
   int (*mem_alloc)(uint64_t *ptr, size_t size);
   int (*mem_free)(uint64_t ptr);
   int (*mem_alloc_managed)(uint64_t *ptr, size_t size);

@@ -7,7 +7,9 @@
  * The double's environment: CUDOUBLE_MEMORY (bytes, K/M/G suffix allowed;
  * default 256M) is the "physical" device memory, past which cuMemAlloc and
  * friends fail with CUDA_ERROR_OUT_OF_MEMORY; managed memory is not
- * counted against it.  CUDOUBLE_PROC_TRAMPOLINES=1 makes cuGetProcAddress
+ * counted against it.  CUDOUBLE_REQUIRE_CTX=1 makes allocations on a thread
+ * with no current context fail with CUDA_ERROR_INVALID_CONTEXT, as the
+ * real driver's do.  CUDOUBLE_PROC_TRAMPOLINES=1 makes cuGetProcAddress
  * hand out wrapper functions instead of the exported ones, as a driver
  * whose internal entry points differ from its exported symbols would. */
 #ifndef LMS_TESTS_CUDA_DOUBLE_H

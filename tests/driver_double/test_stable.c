@@ -253,3 +253,23 @@ Test(stable, threads_on_their_own_streams_balance_the_books) {
   cr_assert_eq(ds.device_bytes, 0);
   cr_assert_eq(ds.managed_bytes, 0);
 }
+
+static void *alloc_on_fresh_thread(void *arg) {
+  (void)arg;
+  return lms_torch_malloc(64 * 1024 * 1024, 0, S1); /* past the limit */
+}
+
+Test(stable, a_thread_without_a_context_gets_the_primary_one) {
+  env("32M", NULL);
+  setenv("CUDOUBLE_REQUIRE_CTX", "1", 1);
+  /* This thread has no context either: the allocator binds one. */
+  void *a = lms_torch_malloc(1024, 0, S1);
+  cr_assert_not_null(a, "%s", lms_torch_last_error());
+  pthread_t t;
+  void *b = NULL;
+  pthread_create(&t, NULL, alloc_on_fresh_thread, NULL);
+  pthread_join(t, &b);
+  cr_assert_not_null(b, "%s", lms_torch_last_error());
+  cr_assert_eq(kind_of(b), CUDOUBLE_MANAGED);
+  cr_assert_eq(stat("failed"), 0);
+}
