@@ -273,3 +273,23 @@ Test(stable, a_thread_without_a_context_gets_the_primary_one) {
   cr_assert_eq(kind_of(b), CUDOUBLE_MANAGED);
   cr_assert_eq(stat("failed"), 0);
 }
+
+Test(stable, room_is_made_from_the_largest_cached_blocks_only_as_needed) {
+  env("10M", NULL);
+  void *a = lms_torch_malloc(2 * MiB, 0, S1);
+  void *b = lms_torch_malloc(6 * MiB, 0, S1);
+  lms_torch_free(a, 0, 0, S1);
+  lms_torch_free(b, 0, 0, S1);
+  /* 4 MiB, a class not cached: 8 + 4 > 10, so the 6 MiB block goes. */
+  void *c = lms_torch_malloc(4 * MiB, 0, S1);
+  cr_assert_eq(kind_of(c), CUDOUBLE_DEVICE);
+  cr_assert_eq(stat("driver_frees"), 1);
+  cr_assert_eq(stat("syncs"), 1);
+  void *d = lms_torch_malloc(2 * MiB, 0, S1);
+  cr_assert_eq(d, a, "the 2 MiB block stayed cached");
+  lms_torch_free(d, 0, 0, S1);
+  /* 4 + 2 cached; 7 MiB needs 1 more than the 4 MiB left free... */
+  void *e = lms_torch_malloc(7 * MiB, 0, S1);
+  cr_assert_eq(kind_of(e), CUDOUBLE_MANAGED, "2 cached < 7 + 6 - 10");
+  cr_assert_eq(stat("syncs"), 1, "no synchronise when it cannot help");
+}
