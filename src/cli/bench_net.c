@@ -1193,7 +1193,7 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
 /* The flags of `lms bench net` and whether each takes a value. */
 static const lms__cli_flag_t kBenchFlags[] = {{"--batch", 1},      {"--size", 1},    {"--iterations", 1},
                    {"--configs", 1},    {"--trace-dir", 1}, {"--forward", 0},
-                   {"--train", 0}};
+                   {"--train", 0},      {"--discard", 0}};
 
 int lms__bench_extract_args(int *argc, char **argv, char **out) {
   return lms__cli_extract(argc, argv, out, kBenchFlags,
