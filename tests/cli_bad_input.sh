@@ -98,6 +98,7 @@ expect 2 "accepted: plain or lms:KB" -- bench net --configs plain,frob
 expect 2 "accepted: plain or lms:KB" -- bench net --configs lms:-5
 expect 2 "--size '100'"     -- bench net --size 100
 expect 2 "lms bench net: unknown argument '--discard=1'" -- bench net --discard=1
+expect 2 "--trace-dir '/proc/no/such': cannot create" -- bench net --trace-dir /proc/no/such
 expect 2 "--iterations '0'" -- bench net --iterations 0
 expect 2 "needs a value"    -- bench net --trace-dir
 expect 2 "unknown option '--frob'" -- bench net --frob

@@ -210,12 +210,19 @@ static void fsetup(frun_t *r, const char *fail) {
   cr_assert(eq(int, lms_stream_create(r->ctx, &r->s[1]), LMS_OK));
 }
 
-static void fteardown(frun_t *r) {
+/* armed: the call the fault was set for (0 for none), to tell a fault
+ * that fired in the teardown itself from one reported late. */
+static void fteardown(frun_t *r, uint64_t armed) {
   for (int i = 0; i < FN; i++)
     if (r->c[i] != NULL) lms_free(r->ctx, r->c[i]);
   lms_stream_destroy(r->ctx, r->s[0]);
   lms_stream_destroy(r->ctx, r->s[1]);
-  cr_assert(eq(int, lms_ctx_destroy(r->ctx), LMS_OK));
+  uint64_t made = lms__faulty_calls(r->ctx->dev, LMS__DEVOP_COUNT);
+  lms_status_t st = lms_ctx_destroy(r->ctx);
+  cr_assert(eq(int, st, LMS_OK),
+            "destroy: %s, with the fault armed for call %llu and %llu calls "
+            "made before destroy", lms_status_name(st),
+            (unsigned long long)armed, (unsigned long long)made);
 }
 
 /* The promise of the simulated device's fault tests, on the GPU: each
@@ -238,7 +245,7 @@ Test(cuda_faults, every_device_call_fails_in_turn, .timeout = 600) {
   lms_stats_t clean;
   cr_assert(eq(int, lms_stats_get(r.ctx, &clean), LMS_OK));
   cr_assert(gt(i64, clean.swaps_out.total, 0), "nothing was written back");
-  fteardown(&r);
+  fteardown(&r, 0);
   cr_assert(gt(u64, calls, 30));
   unsigned surfaced = 0, absorbed = 0;
   for (uint64_t n = 1; n <= calls; n++) {
@@ -262,7 +269,7 @@ Test(cuda_faults, every_device_call_fails_in_turn, .timeout = 600) {
               (unsigned long long)n);
     surfaced += r.surfaced > 0;
     absorbed += was_absorbed;
-    fteardown(&r);
+    fteardown(&r, base + n);
   }
   cr_log_info("%llu injected failures on the GPU: %u reported, %u absorbed",
               (unsigned long long)calls, surfaced, absorbed);
@@ -323,5 +330,5 @@ Test(cuda_faults, a_real_out_of_memory_loses_nothing, .timeout = 300) {
   cr_assert(eq(u32, r.surfaced, 0), "after the memory came back: %s",
             lms_ctx_last_error(r.ctx));
   cr_assert(eq(u32, r.mismatches, 0));
-  fteardown(&r);
+  fteardown(&r, 0);
 }

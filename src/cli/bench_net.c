@@ -39,10 +39,12 @@
  * memory outside lms is the cuDNN workspace alone, and the lms budget is
  * the GPU limit less that workspace; a run that does not fit says so and
  * the next one runs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "api/ctx.h"
@@ -1142,6 +1144,12 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
       if (parse_int(f, v, 1, 50, &a.iterations)) return 2;
     } else if (strcmp(f, "--trace-dir") == 0) {
       snprintf(a.trace_dir, sizeof a.trace_dir, "%s", v);
+      /* Made here, so that a run does not end with nothing written. */
+      if (mkdir(v, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "lms bench net: --trace-dir '%s': cannot create "
+                "the directory: %s\n", v, strerror(errno));
+        return 2;
+      }
     } else if (strcmp(f, "--batch") == 0 || strcmp(f, "--configs") == 0) {
       int is_batch = f[2] == 'b';
       char buf[256];
