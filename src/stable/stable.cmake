@@ -1,11 +1,9 @@
 # The stable-pointer allocator (src/stable): lms_torch_* in liblms.so, and
 # liblms_torch.so, the same allocator alone, which Python can dlopen
 # (liblms.so cannot be loaded late: Note [jemalloc and the program's
-# malloc]).  It calls the driver through dlopen, so only cuda.h is needed.
+# malloc]).  It calls the driver through dlopen, so only cuda.h is needed:
+# LMS_CUDA_H_DIR, found by src/preload/preload.cmake, included before.
 
-find_path(LMS_CUDA_H_DIR cuda.h
-  HINTS ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUDA_HOME}/include
-        /usr/local/cuda/include)
 if(NOT LMS_CUDA_H_DIR)
   message(STATUS "lms: no cuda.h; lms_torch_* and liblms_torch.so are not built")
   return()
