@@ -186,11 +186,11 @@ static int make_room(lms__stable_t *s, uint64_t need, uint64_t keep,
 static int device_fits(lms__stable_t *s, uint64_t size);
 
 static block_t *take_cached(lms__stable_t *s, int kind, unsigned cls,
-                            int device, void *stream, int any_stream) {
+                            int device, void *stream) {
   block_t **pp = &s->free_heads[kind][cls];
   for (; *pp != NULL; pp = &(*pp)->next_free) {
     block_t *b = *pp;
-    if (b->device == device && (any_stream || b->stream == stream)) {
+    if (b->device == device && b->stream == stream) {
       *pp = b->next_free;
       b->next_free = NULL;
       if (kind == KIND_DEVICE) s->cached_device -= b->size;
@@ -394,13 +394,13 @@ void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
   int host = wants_host(s, rounded);
   int bound = 0; /* the driver is bound only off the fast path */
   if (!host) {
-    b = take_cached(s, KIND_DEVICE, cls, device, stream, 0);
+    b = take_cached(s, KIND_DEVICE, cls, device, stream);
     if (b != NULL) s->st.cache_hits++;
     else if ((bound = bind(s, device, err)) > 0)
       b = alloc_device(s, rounded, cls, device, stream);
   }
   if (b == NULL && bound >= 0) {
-    b = take_cached(s, KIND_MANAGED, cls, device, stream, 0);
+    b = take_cached(s, KIND_MANAGED, cls, device, stream);
     if (b != NULL) s->st.cache_hits++;
     else if (bound > 0 || (bound = bind(s, device, err)) > 0)
       b = alloc_managed(s, rounded, cls, device, err);
