@@ -123,6 +123,17 @@ expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link=-1
 expect 2 "--gpus-per-link"  -- sim googlenet --gpus-per-link ""
 expect 2 "needs a value"    -- sim googlenet --gpus-per-link
 expect 0 "2 GPUs per host link" -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies schedule --gpus-per-link 2
+# lms sim --calibrate-busy: a share above 0 and below 100 %, one that can
+# be reached; tune refuses it.
+expect 2 "--calibrate-busy" -- sim googlenet --calibrate-busy 0
+expect 2 "above 0 and below 100" -- sim googlenet --calibrate-busy 100
+expect 2 "above 0 and below 100" -- sim googlenet --calibrate-busy -5
+expect 2 "--calibrate-busy" -- sim googlenet --calibrate-busy lots
+expect 2 "--calibrate-busy" -- sim googlenet --calibrate-busy nan
+expect 2 "needs a value"    -- sim googlenet --calibrate-busy
+expect 2 "cannot be reached" -- sim unet3d --size 48 --capacities 8GiB --links pcie3 --policies schedule --calibrate-busy 5
+expect 2 "--calibrate-busy (calibrate with lms sim" -- tune --workload googlenet --calibrate-busy 30
+expect 0 "is busy 40.0"     -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies ondemand --calibrate-busy 40
 
 # lms report: its inputs (missing or corrupt stats and traces, links).
 rep_dir=$(mktemp -d)

@@ -122,6 +122,26 @@ grep -q "\"unet_ondemand\": {\"ratio\": $r," "$tmp/unet/report.json" ||
 grep -q '^| published (TFLMS) | 1467 s per epoch | 590 s per epoch | 2.49x |' "$tmp/unet/report.md" ||
   no "no published row"
 grep -q '^| predicted, on-demand' "$tmp/unet/report.md" || no "no predicted row"
+# Calibrated to the x86 busy share, then AC922 and two GPUs per link: the
+# figures are lms sim's at --calibrate-busy 29.1.
+grep -q '^| predicted, on-demand swapping, calibrated | .* | 29.1% (fitted) |' \
+  "$tmp/unet/report.md" || no "no calibrated row fitted to 29.1 %"
+"$lms" sim unet3d --size 192 --links pcie3,nvlink2 --policies ondemand \
+  --calibrate-busy 29.1 --gpus-per-link 2 --json "$tmp/unetc.json" >/dev/null 2>&1 ||
+  no "lms sim --calibrate-busy 29.1 failed"
+read -r r tc < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["runs"]
+print("%.4f %.4f" % (d[0]["iteration_ns"] / d[1]["iteration_ns"],
+                     d[0]["shared"]["iteration_change"]))' "$tmp/unetc.json")
+grep -q "\"unet_calibrated\": {.*\"ratio\": $r," "$tmp/unet/report.json" ||
+  no "the calibrated U-Net ratio is not lms sim's ($r)"
+grep -q "\"unet_shared_calibrated\": {.*\"time_change\": $tc," "$tmp/unet/report.json" ||
+  no "the calibrated shared-link time change is not lms sim's ($tc)"
+grep -q '^| published (TFLMS) | 10.9 -> 7.6 (-30%) | 11.7 -> 8.2 (-30%) | -30.1% | +37.8% (1506 -> 2076 s) | 29.1% -> 22.6% |' \
+  "$tmp/unet/report.md" || no "no published shared-link row"
+grep -q '^| predicted, on-demand, the model.s speed | ' "$tmp/unet/report.md" ||
+  no "no shared-link row at the model's speed"
 
 # 6. Real runs: bench net's GoogLeNet on the H100 at its own link and with
 # copies slowed to pcie3 (bench/results/2026-11-22-h100.md, run 6).  The

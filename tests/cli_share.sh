@@ -2,7 +2,8 @@
 # cli_share.sh LMS - `lms sim --gpus-per-link`: one GPU per link prints
 # exactly what no flag prints; two GPUs add the shared-link table and a
 # "shared" object per JSON run whose figures hold together (each GPU's
-# copies slower than alone, both GPUs within the link's rate).
+# copies slower than alone, both GPUs within the link's rate); with
+# --calibrate-busy the first run is as busy as asked.
 set -u
 lms=$1
 fail=0
@@ -44,5 +45,26 @@ then
   echo "ok   --json has a consistent \"shared\" object per run"
 else
   echo "FAIL: --json with --gpus-per-link 2"; fail=1
+fi
+# --calibrate-busy: the first run is as busy as asked, the JSON says so,
+# and the shared runs use the calibrated speed.
+cal=$("$lms" "${args[@]}" --policies ondemand,schedule --gpus-per-link 2 \
+        --calibrate-busy 35 --json - 2>/dev/null)
+if python3 - "$cal" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+c = d["calibration"]
+assert abs(c["busy"] - 0.35) <= 0.0005, c
+assert c["speedup"] > 0 and c["runs"] >= 3, c
+first = d["runs"][0]
+assert first["policy"] == "ondemand", first
+assert abs(first["gpu_busy"] - 0.35) <= 0.0006, first
+assert first["shared"]["alone_iteration_ns"] == first["iteration_ns"], first
+assert d["runs"][1]["policy"] == "schedule"
+PY
+then
+  echo "ok   --calibrate-busy 35 makes the first run 35 % busy"
+else
+  echo "FAIL: --calibrate-busy 35"; fail=1
 fi
 exit $fail

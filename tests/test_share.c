@@ -2,9 +2,11 @@
  * device/linkshare.c, Note [Finding the shared timeline] in
  * replay/shared.c): a copy's time beside the other GPUs' copies, the
  * timeline of a period, bytes unchanged by sharing, one GPU equal to the
- * run alone, and two GPUs slower per GPU but never above the link. */
+ * run alone, and two GPUs slower per GPU but never above the link; and
+ * calibrating the compute speed to a busy share (replay/calibrate.c). */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,5 +264,69 @@ Test(share, gpus_per_link_out_of_range_is_refused, .init = wl_up,
   cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 1, 0, 2, &r, err),
                LMS_ERR_INVALID));
   cr_assert(strstr(err, "iterations") != NULL, "%s", err);
+  lms_options_destroy(o);
+}
+
+/* Note [Calibrating compute to a busy share]: the run after calibrating
+ * is as busy as asked, the compute was scaled by the factor reported, a
+ * lower share needs a faster device, and a share out of reach or out of
+ * range is refused with the workload left as it was. */
+Test(share, calibration_reaches_the_busy_share_asked, .init = wl_up,
+     .fini = wl_down) {
+  lms_options_t *o = opts_for("ondemand");
+  uint64_t before = lms__wl_compute_ns(&wl);
+  double flops = wl.device_flops;
+  char err[LMS__ERRBUF] = "";
+  lms__calibration_t c40, c25;
+  cr_assert(eq(int, lms__replay_calibrate(&wl, &o->v, 3, 0, 0.40, &c40, err),
+               LMS_OK), "%s", err);
+  cr_assert(le(dbl, fabs(c40.busy - 0.40), LMS__CALIBRATE_TOLERANCE),
+            "busy %.4f", c40.busy);
+  cr_assert(gt(dbl, c40.busy_slow, 0.40));
+  cr_assert(lt(dbl, c40.busy_fast, 0.40));
+  /* The workload now runs at that speed: a plain replay is that busy. */
+  lms__replay_result_t r;
+  cr_assert(eq(int, lms__replay_run(&wl, &o->v, 3, 0, &r, err), LMS_OK));
+  cr_assert(eq(dbl, (double)r.last.compute_ns / (double)r.last.time_ns,
+               c40.busy));
+  double scaled = (double)lms__wl_compute_ns(&wl) * c40.speedup;
+  cr_assert(le(dbl, fabs(scaled - (double)before), 1e-6 * (double)before +
+                                                      wl.nsteps * c40.speedup),
+            "%.0f vs %llu", scaled, (unsigned long long)before);
+  cr_assert(le(dbl, fabs(wl.device_flops - flops * c40.speedup),
+               1e-9 * wl.device_flops));
+  /* Calibrating again starts from the scaled workload: 25 % needs it
+   * faster still. */
+  cr_assert(eq(int, lms__replay_calibrate(&wl, &o->v, 3, 0, 0.25, &c25, err),
+               LMS_OK), "%s", err);
+  cr_assert(le(dbl, fabs(c25.busy - 0.25), LMS__CALIBRATE_TOLERANCE));
+  cr_assert(gt(dbl, c25.speedup, 1.0));
+  lms_options_destroy(o);
+}
+
+Test(share, calibration_out_of_reach_is_refused, .init = wl_up,
+     .fini = wl_down) {
+  lms_options_t *o = opts_for("schedule");
+  /* Room for everything: nothing is copied twice, the GPU never waits
+   * long, and a low share cannot be had at any speed. */
+  cr_assert(eq(int, lms_options_set(o, "gpu-limit", "8GiB"), LMS_OK));
+  uint64_t before = lms__wl_compute_ns(&wl);
+  double flops = wl.device_flops;
+  char err[LMS__ERRBUF] = "";
+  lms__calibration_t c;
+  cr_assert(eq(int, lms__replay_calibrate(&wl, &o->v, 3, 0, 0.05, &c, err),
+               LMS_ERR_INVALID));
+  cr_assert(strstr(err, "cannot be reached") != NULL, "%s", err);
+  cr_assert(eq(u64, lms__wl_compute_ns(&wl), before));
+  cr_assert(eq(dbl, wl.device_flops, flops));
+  cr_assert(eq(int, c.runs, 2));
+  const double bad[] = {0.0, 1.0, -0.5, 2.0, NAN};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cr_assert(eq(int, lms__replay_calibrate(&wl, &o->v, 3, 0, bad[i], &c,
+                                            err),
+                 LMS_ERR_INVALID));
+    cr_assert(strstr(err, "accepted") != NULL, "%s", err);
+  }
+  cr_assert(eq(u64, lms__wl_compute_ns(&wl), before));
   lms_options_destroy(o);
 }

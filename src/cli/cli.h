@@ -48,6 +48,9 @@ typedef struct lms__sim_args {
   int gpus_per_link;          /* GPUs sharing the host link, 1 alone */
   int discard_dead;           /* lms_discard dead chunks after their last
                                  use (Note [Dead after the last use]) */
+  double calibrate_busy;      /* 0 none; else the busy share (0..1) that
+                                 the first run is calibrated to (Note
+                                 [Calibrating compute to a busy share]) */
 } lms__sim_args_t;
 
 void lms__sim_args_init(lms__sim_args_t *a);

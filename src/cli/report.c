@@ -30,6 +30,7 @@
 
 #include "cli/plot.h"
 #include "cli/report.h"
+#include "replay/shared.h"
 #include "replay/timeline.h"
 
 #define MAX_LINKS 16
@@ -44,6 +45,16 @@
 #define UNET_AC922_EPOCH_S 590.0
 #define UNET_X86_BUSY 29.1
 #define UNET_AC922_BUSY 73.5
+/* The same runs with two GPUs sharing each PCIe Gen3 link: the copy
+ * throughput each GPU saw, the GPU busy share, and the epoch time of 8
+ * GPUs (two per link) against 4 GPUs (one per link). */
+#define UNET_SHARE_H2D_ALONE 10.9
+#define UNET_SHARE_H2D 7.6
+#define UNET_SHARE_D2H_ALONE 11.7
+#define UNET_SHARE_D2H 8.2
+#define UNET_SHARE_BUSY 22.6
+#define UNET_SHARE_EPOCH_ALONE_S 1506.0
+#define UNET_SHARE_EPOCH_S 2076.0
 
 typedef struct measured {
   char kind[16]; /* "native", "emulated" */
@@ -295,26 +306,32 @@ static const char *policy_name(lms__policy_t p) {
                                   : "schedule";
 }
 
-/* One replay of w on a link, as `lms sim` runs it (lms__sim_one): the
- * simulated device timing only, -lms 0 unless -lms was given, no trace or
- * stats files written by the replay itself. */
+/* The options of one replay of w on a link, as `lms sim` runs it
+ * (lms__sim_one): the simulated device timing only, -lms 0 unless -lms
+ * was given, no trace or stats files written by the replay itself. */
+static void run_opts(lms__opts_t *o, const lms__opts_t *base,
+                     const lms__link_t *link, uint64_t capacity,
+                     lms__policy_t policy) {
+  lms__opts_copy(o, base);
+  o->link = *link;
+  o->gpu_limit = capacity;
+  o->policy = policy;
+  o->sim_bytes = 0;
+  o->device = LMS_DEVICE_SIM;
+  if (o->source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o->lms_kb = 0;
+  o->trace = o->trace_buf;
+  o->trace_buf[0] = '\0';
+  o->stats = o->stats_buf;
+  o->stats_buf[0] = '\0';
+}
+
 static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
                         const lms__link_t *link, uint64_t capacity,
                         lms__policy_t policy, int iterations,
                         lms__timeline_t *tl, lms__replay_result_t *out,
                         char *err) {
   lms__opts_t o;
-  lms__opts_copy(&o, base);
-  o.link = *link;
-  o.gpu_limit = capacity;
-  o.policy = policy;
-  o.sim_bytes = 0;
-  o.device = LMS_DEVICE_SIM;
-  if (o.source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o.lms_kb = 0;
-  o.trace = o.trace_buf;
-  o.trace_buf[0] = '\0';
-  o.stats = o.stats_buf;
-  o.stats_buf[0] = '\0';
+  run_opts(&o, base, link, capacity, policy);
   if (tl != NULL)
     return lms__replay_run_timeline(w, &o, iterations, tl, out, err);
   return lms__replay_run(w, &o, iterations, 0, out, err);
@@ -756,6 +773,224 @@ static void json_run(FILE *f, const char *key, const lms__replay_result_t *r) {
           (unsigned long long)r->overlap_bound_ns);
 }
 
+/* Copy throughput both ways together: all bytes over the time copies were
+ * in flight, one direction's after the other's. */
+static double both_ways(double h2d_bytes, double h2d_gbps, double d2h_bytes,
+                        double d2h_gbps) {
+  double t = (h2d_gbps > 0 ? h2d_bytes / h2d_gbps : 0) +
+             (d2h_gbps > 0 ? d2h_bytes / d2h_gbps : 0);
+  return t > 0 ? (h2d_bytes + d2h_bytes) / t : 0;
+}
+
+static double change(double now, double was) {
+  return was > 0 ? 100.0 * (now / was - 1.0) : 0.0;
+}
+
+/* One row of the shared-link table, in Markdown and JSON. */
+static void shared_row(doc_t *d, FILE *js, const char *label, const char *key,
+                       const lms__shared_result_t *r) {
+  const lms__replay_iter_t *a = &r->alone.last;
+  double both_alone = both_ways((double)a->bytes_h2d, r->alone_h2d_gbps,
+                                (double)a->bytes_d2h, r->alone_d2h_gbps);
+  double both = both_ways(r->bytes_h2d, r->h2d_gbps, r->bytes_d2h,
+                          r->d2h_gbps);
+  double busy_alone = pct(a->compute_ns, a->time_ns);
+  double busy = r->iter_ns > 0 ? 100.0 * r->compute_ns / r->iter_ns : 0;
+  double time = change(r->iter_ns, (double)a->time_ns);
+  table_row(d, "%s\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f (%+.0f%%)\t"
+               "%+.1f%%\t%+.1f%% (%.0f -> %.0f ms)\t%.1f%% -> %.1f%%",
+            label, r->alone_h2d_gbps, r->h2d_gbps,
+            change(r->h2d_gbps, r->alone_h2d_gbps), r->alone_d2h_gbps,
+            r->d2h_gbps, change(r->d2h_gbps, r->alone_d2h_gbps),
+            change(both, both_alone), time, ms(a->time_ns), r->iter_ns / 1e6,
+            busy_alone, busy);
+  fprintf(js, ",\n \"%s\": {\"h2d_change\": %.4f, \"d2h_change\": %.4f, "
+              "\"copy_change\": %.4f, \"time_change\": %.4f, "
+              "\"busy_alone\": %.2f, \"busy_shared\": %.2f}",
+          key, change(r->h2d_gbps, r->alone_h2d_gbps) / 100.0,
+          change(r->d2h_gbps, r->alone_d2h_gbps) / 100.0,
+          change(both, both_alone) / 100.0, time / 100.0, busy_alone, busy);
+}
+
+/* The published 3D U-Net comparison (CONTEXT.md): AC922 against x86, as
+ * predicted at the model's device speed and at the speed calibrated to
+ * the x86 run's busy share, and two GPUs sharing a PCIe link.  Scales w's
+ * compute (it is the report's last use of w). */
+static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
+                         const lms__opts_t *opts, const row_t *p3,
+                         const row_t *n2, uint64_t capacity, int iters) {
+  double pub = UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S;
+  heading(d, 2, "Against the published 3D U-Net figures");
+  para(d, "TensorFlow LMS, 3D U-Net at 192^3, one model per GPU: an "
+           "epoch took %.0f s on x86 with PCIe Gen3 and %.0f s on the "
+           "POWER9 AC922 with NVLink 2.0 (%.2fx); the GPU was busy %.1f %% "
+           "of the time on x86 and %.1f %% on the AC922. Predicted: the "
+           "built-in U-Net on `pcie3` and `nvlink2` (the AC922's 4-GPU "
+           "link). The simulator predicts an iteration, not an epoch; the "
+           "ratio and the busy share do not depend on the epoch's length.",
+       UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
+       UNET_AC922_BUSY);
+  static const char *const head[] = {
+      "", "x86 PCIe Gen3", "AC922 NVLink 2.0", "AC922 / x86 time ratio",
+      "ratio error", "GPU busy x86", "GPU busy AC922", "busy error (points)"};
+  table_head(d, 8, head);
+  table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
+                "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
+            UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
+            UNET_AC922_BUSY);
+  fprintf(js, ",\n \"unet_published\": {\"ratio\": %.4f, \"busy_x86\": "
+              "%.1f, \"busy_ac922\": %.1f}", pub, UNET_X86_BUSY,
+          UNET_AC922_BUSY);
+  for (int k = 0; k < 2; k++) {
+    const lms__replay_result_t *x = k == 0 ? (p3->od_ok ? &p3->od : NULL)
+                                           : &p3->lms;
+    const lms__replay_result_t *y = k == 0 ? (n2->od_ok ? &n2->od : NULL)
+                                           : &n2->lms;
+    if (x == NULL || y == NULL) continue;
+    double ratio = (double)x->last.time_ns / (double)y->last.time_ns;
+    double bx = pct(x->last.compute_ns, x->last.time_ns);
+    double by = pct(y->last.compute_ns, y->last.time_ns);
+    const char *label = k == 0 ? "predicted, on-demand swapping (every "
+                                 "tensor moved, no prefetch)"
+                               : "predicted, lms (prefetch by schedule)";
+    table_row(d, "%s\t%.1f ms per iteration\t%.1f ms per iteration\t"
+                  "%.2fx\t%+.0f%%\t%.1f%%\t%.1f%%\t%+.1f / %+.1f",
+              label, ms(x->last.time_ns), ms(y->last.time_ns), ratio,
+              100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
+              by - UNET_AC922_BUSY);
+    fprintf(js, ",\n \"unet_%s\": {\"ratio\": %.4f, \"ratio_error\": "
+                "%.4f, \"busy_x86\": %.2f, \"busy_ac922\": %.2f}",
+            k == 0 ? "ondemand" : "lms", ratio, ratio / pub - 1.0, bx, by);
+  }
+  table_end(d);
+  para(d, "TFLMS swapped every activation out in the forward pass and "
+           "brought it back ahead of its use in the backward pass; the "
+           "on-demand row moves every tensor with no prefetch, the lms "
+           "row prefetches by the learned schedule and keeps what fits. "
+           "The published x86 and AC922 runs also differ in CPU and "
+           "software, which no link model holds.");
+
+  /* Calibrated: the compute speed at which on-demand swapping on pcie3 is
+   * as busy as the published x86 run; then AC922 and sharing predicted. */
+  typedef struct {
+    lms__shared_result_t shared[2]; /* at the model's speed; calibrated */
+    int shared_ok[2];
+    lms__replay_result_t x86, ac922;
+    lms__calibration_t cal;
+    char why[LMS__ERRBUF];
+  } cal_t;
+  cal_t *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    para(d, "The calibrated comparison was skipped: no host memory.");
+    return;
+  }
+  lms__opts_t o;
+  run_opts(&o, opts, &p3->link, capacity, LMS_POLICY_ONDEMAND);
+  c->shared_ok[0] = lms__replay_shared(w, &o, iters, 0, 2, &c->shared[0],
+                                       c->why) == LMS_OK;
+  int cal_ok = lms__replay_calibrate(w, &o, iters, 0, UNET_X86_BUSY / 100.0,
+                                     &c->cal, c->why) == LMS_OK &&
+               run(w, opts, &p3->link, capacity, LMS_POLICY_ONDEMAND, iters,
+                   NULL, &c->x86, c->why) == LMS_OK &&
+               run(w, opts, &n2->link, capacity, LMS_POLICY_ONDEMAND, iters,
+                   NULL, &c->ac922, c->why) == LMS_OK;
+  if (cal_ok)
+    c->shared_ok[1] = lms__replay_shared(w, &o, iters, 0, 2, &c->shared[1],
+                                         c->why) == LMS_OK;
+  if (cal_ok) {
+    double ratio = (double)c->x86.last.time_ns / (double)c->ac922.last.time_ns;
+    double bx = pct(c->x86.last.compute_ns, c->x86.last.time_ns);
+    double by = pct(c->ac922.last.compute_ns, c->ac922.last.time_ns);
+    heading(d, 3, "Calibrated to the x86 profile");
+    para(d, "The rows above time compute by the workload's model of the "
+            "device (%.2f TFLOP/s). One published figure fixes it instead: "
+            "on-demand swapping on pcie3 is busy %.1f %% of its time, as "
+            "the x86 run was, when compute runs %.3gx as fast (%.2f TFLOP/s; "
+            "%d runs, Note [Calibrating compute to a busy share]). "
+            "Everything else below is predicted at that speed; the fitted "
+            "figure is marked. The V100's fp32 peak is 15.7 TFLOP/s, which "
+            "cuDNN's 3-D convolutions do not reach: the factor stands as "
+            "much for TFLMS moving more bytes per FLOP than the model's "
+            "tensors do, which a busy share cannot tell apart from speed.",
+         w->device_flops / c->cal.speedup / 1e12, UNET_X86_BUSY,
+         c->cal.speedup, w->device_flops / 1e12, c->cal.runs);
+    table_head(d, 8, head);
+    table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
+                 "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
+              UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
+              UNET_AC922_BUSY);
+    table_row(d, "predicted, on-demand swapping, calibrated\t%.1f ms per "
+                 "iteration\t%.1f ms per iteration\t%.2fx\t%+.0f%%\t"
+                 "%.1f%% (fitted)\t%.1f%%\t%+.1f / %+.1f",
+              ms(c->x86.last.time_ns), ms(c->ac922.last.time_ns), ratio,
+              100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
+              by - UNET_AC922_BUSY);
+    table_end(d);
+    fprintf(js, ",\n \"unet_calibrated\": {\"speedup\": %.6g, "
+                "\"device_flops\": %.6g, \"runs\": %d, \"ratio\": %.4f, "
+                "\"ratio_error\": %.4f, \"busy_x86\": %.2f, "
+                "\"busy_ac922\": %.2f}",
+            c->cal.speedup, w->device_flops, c->cal.runs, ratio,
+            ratio / pub - 1.0, bx, by);
+  } else {
+    para(d, "The calibration to the x86 profile failed: %s.", c->why);
+  }
+
+  heading(d, 3, "Two GPUs sharing one PCIe Gen3 link");
+  double pub_both_alone = both_ways(1, UNET_SHARE_H2D_ALONE, 1,
+                                    UNET_SHARE_D2H_ALONE);
+  double pub_both = both_ways(1, UNET_SHARE_H2D, 1, UNET_SHARE_D2H);
+  double pub_time = change(UNET_SHARE_EPOCH_S, UNET_SHARE_EPOCH_ALONE_S);
+  para(d, "Published: with two GPUs behind each PCIe switch the copy "
+          "throughput each GPU saw fell about 30 %% each way and an epoch "
+          "took %.0f %% longer (8 GPUs, two per link, %.0f s; 4 GPUs, one "
+          "per link, %.0f s). Predicted: `lms sim --gpus-per-link 2` on "
+          "pcie3 with on-demand swapping (Note [Shared link]). Copy "
+          "throughput is bytes over the time a GPU's copies were in flight; "
+          "\"both ways\" counts all its copies, the published one assuming "
+          "equal bytes each way, as TFLMS moved each tensor out and back.",
+       pub_time, UNET_SHARE_EPOCH_S, UNET_SHARE_EPOCH_ALONE_S);
+  static const char *const shead[] = {
+      "", "host->GPU GB/s", "GPU->host GB/s", "copy throughput, both ways",
+      "time per epoch / iteration", "GPU busy alone -> shared"};
+  table_head(d, 6, shead);
+  table_row(d, "published (TFLMS)\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f "
+               "(%+.0f%%)\t%+.1f%%\t%+.1f%% (%.0f -> %.0f s)\t%.1f%% -> "
+               "%.1f%%",
+            UNET_SHARE_H2D_ALONE, UNET_SHARE_H2D,
+            change(UNET_SHARE_H2D, UNET_SHARE_H2D_ALONE), UNET_SHARE_D2H_ALONE,
+            UNET_SHARE_D2H, change(UNET_SHARE_D2H, UNET_SHARE_D2H_ALONE),
+            change(pub_both, pub_both_alone), pub_time,
+            UNET_SHARE_EPOCH_ALONE_S, UNET_SHARE_EPOCH_S, UNET_X86_BUSY,
+            UNET_SHARE_BUSY);
+  fprintf(js, ",\n \"unet_shared_published\": {\"h2d_change\": %.4f, "
+              "\"d2h_change\": %.4f, \"copy_change\": %.4f, "
+              "\"time_change\": %.4f, \"busy_alone\": %.2f, "
+              "\"busy_shared\": %.2f}",
+          change(UNET_SHARE_H2D, UNET_SHARE_H2D_ALONE) / 100.0,
+          change(UNET_SHARE_D2H, UNET_SHARE_D2H_ALONE) / 100.0,
+          change(pub_both, pub_both_alone) / 100.0, pub_time / 100.0,
+          UNET_X86_BUSY, UNET_SHARE_BUSY);
+  if (c->shared_ok[0])
+    shared_row(d, js, "predicted, on-demand, the model's speed",
+               "unet_shared_ondemand", &c->shared[0]);
+  if (c->shared_ok[1])
+    shared_row(d, js, "predicted, on-demand, calibrated",
+               "unet_shared_calibrated", &c->shared[1]);
+  table_end(d);
+  if (!c->shared_ok[0] || (cal_ok && !c->shared_ok[1]))
+    para(d, "A shared-link run failed: %s.", c->why);
+  para(d, "On-demand swapping writes back every tensor it gives up that was "
+          "written (gradients included) and reads back only what a later "
+          "layer needs, so it moves about twice the bytes out that it moves "
+          "in: its device-to-host copies meet the other GPU's more often "
+          "than its host-to-device copies do, and the loss splits unevenly "
+          "between the directions where TFLMS's was even. Both ways "
+          "together, and in time and busy share, the prediction is what to "
+          "compare.");
+  free(c);
+}
+
 int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   report_args_t *a = calloc(1, sizeof *a);
   if (a == NULL) {
@@ -1195,58 +1430,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   }
   fprintf(js, "\n ]");
 
-  if (unet) {
-    double pub = UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S;
-    heading(&d, 2, "Against the published 3D U-Net figures");
-    para(&d, "TensorFlow LMS, 3D U-Net at 192^3, one model per GPU: an "
-             "epoch took %.0f s on x86 with PCIe Gen3 and %.0f s on the "
-             "POWER9 AC922 with NVLink 2.0 (%.2fx); the GPU was busy %.1f %% "
-             "of the time on x86 and %.1f %% on the AC922. Predicted: the "
-             "built-in U-Net on `pcie3` and `nvlink2` (the AC922's 4-GPU "
-             "link). The simulator predicts an iteration, not an epoch; the "
-             "ratio and the busy share do not depend on the epoch's length.",
-         UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
-         UNET_AC922_BUSY);
-    static const char *const head[] = {
-        "", "x86 PCIe Gen3", "AC922 NVLink 2.0", "AC922 / x86 time ratio",
-        "ratio error", "GPU busy x86", "GPU busy AC922", "busy error (points)"};
-    table_head(&d, 8, head);
-    table_row(&d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
-                  "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
-              UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
-              UNET_AC922_BUSY);
-    fprintf(js, ",\n \"unet_published\": {\"ratio\": %.4f, \"busy_x86\": "
-                "%.1f, \"busy_ac922\": %.1f}", pub, UNET_X86_BUSY,
-            UNET_AC922_BUSY);
-    for (int k = 0; k < 2; k++) {
-      const lms__replay_result_t *x = k == 0 ? (p3->od_ok ? &p3->od : NULL)
-                                             : &p3->lms;
-      const lms__replay_result_t *y = k == 0 ? (n2->od_ok ? &n2->od : NULL)
-                                             : &n2->lms;
-      if (x == NULL || y == NULL) continue;
-      double ratio = (double)x->last.time_ns / (double)y->last.time_ns;
-      double bx = pct(x->last.compute_ns, x->last.time_ns);
-      double by = pct(y->last.compute_ns, y->last.time_ns);
-      const char *label = k == 0 ? "predicted, on-demand swapping (every "
-                                   "tensor moved, no prefetch)"
-                                 : "predicted, lms (prefetch by schedule)";
-      table_row(&d, "%s\t%.1f ms per iteration\t%.1f ms per iteration\t"
-                    "%.2fx\t%+.0f%%\t%.1f%%\t%.1f%%\t%+.1f / %+.1f",
-                label, ms(x->last.time_ns), ms(y->last.time_ns), ratio,
-                100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
-                by - UNET_AC922_BUSY);
-      fprintf(js, ",\n \"unet_%s\": {\"ratio\": %.4f, \"ratio_error\": "
-                  "%.4f, \"busy_x86\": %.2f, \"busy_ac922\": %.2f}",
-              k == 0 ? "ondemand" : "lms", ratio, ratio / pub - 1.0, bx, by);
-    }
-    table_end(&d);
-    para(&d, "TFLMS swapped every activation out in the forward pass and "
-             "brought it back ahead of its use in the backward pass; the "
-             "on-demand row moves every tensor with no prefetch, the lms "
-             "row prefetches by the learned schedule and keeps what fits. "
-             "The published x86 and AC922 runs also differ in CPU and "
-             "software, which no link model holds.");
-  }
+  if (unet) unet_section(&d, js, &w, opts, p3, n2, capacity, iters);
   fprintf(js, "\n}\n");
 
   /* Files and the charts' state. */

@@ -13,7 +13,12 @@
  * running the workload behind one host link, and a second table (and a
  * "shared" object per JSON run) gives each GPU's copy throughput and
  * iteration time against the same GPU alone (Note [Shared link] in
- * device/linkshare.c). */
+ * device/linkshare.c).
+ *
+ * With --calibrate-busy PCT the workload's compute is first scaled so that
+ * the first run (first capacity, link and policy) is busy PCT % of its
+ * time, as a measured profile says (Note [Calibrating compute to a busy
+ * share] in replay/calibrate.c); every run then uses that speed. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -116,7 +121,7 @@ static const lms__cli_flag_t kSimFlags[] = {
     {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
-    {"--gpus-per-link", 1}, {"--discard-dead", 0},
+    {"--gpus-per-link", 1}, {"--discard-dead", 0}, {"--calibrate-busy", 1},
     /* `lms tune`'s own */
     {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
     {"--window-values", 1},
@@ -211,6 +216,17 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
         return -1;
       }
       a->gpus_per_link = (int)g;
+    } else if (strcmp(flag, "--calibrate-busy") == 0) {
+      NEXT();
+      char *end = NULL;
+      double b = strtod(val, &end);
+      if (end == val || *end != '\0' || !isfinite(b) || b <= 0 || b >= 100) {
+        fprintf(stderr, "lms sim: --calibrate-busy: '%s' is not a GPU busy "
+                        "share; accepted: a percentage above 0 and below "
+                        "100, as 29.1\n", val);
+        return -1;
+      }
+      a->calibrate_busy = b / 100.0;
     } else if (strcmp(flag, "--declare") == 0 && val == NULL) {
       a->declare = 1;
     } else if (strcmp(flag, "--discard-dead") == 0 && val == NULL) {
@@ -474,6 +490,23 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
     }
   }
   FILE *out = json_stdout ? stderr : stdout;
+  lms__calibration_t cal = {0};
+  if (a.calibrate_busy > 0) {
+    lms__opts_t o;
+    one_opts(&o, opts, &a.links[0], a.capacities[0], a.policies[0]);
+    if (lms__replay_calibrate(&w, &o, a.iterations, a.declare,
+                              a.calibrate_busy, &cal, err) != LMS_OK) {
+      fprintf(stderr, "lms sim: --calibrate-busy: %s\n", err);
+      if (json != NULL && !json_stdout) fclose(json);
+      lms__wl_free(&w);
+      return 2;
+    }
+    fprintf(out, "calibrated: compute %.4gx the model's speed, so that %s "
+                 "%s at %.1f GiB is busy %.2f %% (asked %.2f %%; %d runs)\n",
+            cal.speedup, a.links[0].name, kPolicyNames[a.policies[0]],
+            (double)a.capacities[0] / (1ull << 30), 100.0 * cal.busy,
+            100.0 * cal.target, cal.runs);
+  }
   describe(out, &w);
   uint64_t biggest = lms__wl_max_step_bytes(&w);
   lms__replay_result_t mem;
@@ -491,10 +524,17 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   print_header(out);
   if (json != NULL)
     fprintf(json, "{\"workload\": \"%s\", \"steps\": %u, \"chunks\": %u, "
-                  "\"chunk_bytes\": %llu, \"in_memory_ns\": %llu, \"runs\": [",
+                  "\"chunk_bytes\": %llu, \"in_memory_ns\": %llu, ",
             w.name, w.nsteps, w.nchunks,
             (unsigned long long)lms__wl_chunk_bytes(&w),
             (unsigned long long)inmem_ns);
+  if (json != NULL && a.calibrate_busy > 0)
+    fprintf(json, "\"calibration\": {\"target\": %.6f, \"busy\": %.6f, "
+                  "\"speedup\": %.6g, \"device_flops\": %.6g, \"runs\": "
+                  "%d}, \"runs\": [",
+            cal.target, cal.busy, cal.speedup, w.device_flops, cal.runs);
+  else if (json != NULL)
+    fputs("\"runs\": [", json);
   int first = 1;
   if (a.gpus_per_link > 1) {
     shared = calloc(a.ncapacities * a.nlinks * a.npolicies, sizeof *shared);

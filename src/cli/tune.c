@@ -335,6 +335,9 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
                                "the command)"
                          : sa.json[0]  ? "--json"
                          : sa.declare  ? "--declare"
+                         : sa.calibrate_busy > 0
+                             ? "--calibrate-busy (calibrate with lms sim, "
+                               "then give its --device-tflops)"
                          : sa.gpus_per_link > 1
                              ? "--gpus-per-link (tune times one GPU alone; "
                                "see a setting under sharing with lms sim "

@@ -86,6 +86,12 @@ uint32_t lms__wl_mark_dead(lms__workload_t *w, uint64_t *bytes);
 /* Checks the invariants above; on failure err (LMS__ERRBUF) says which. */
 lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);
 
+/* Sets every step's compute time to base[s] / speedup (rounded, at most
+ * LMS__WL_MAX_STEP_NS), where base holds the nsteps times to scale from;
+ * device_flops likewise grows by speedup over base_flops. */
+void lms__wl_set_speed(lms__workload_t *w, const uint64_t *base,
+                       double base_flops, double speedup);
+
 /* Sums over one iteration. */
 uint64_t lms__wl_compute_ns(const lms__workload_t *w);
 uint64_t lms__wl_chunk_bytes(const lms__workload_t *w);

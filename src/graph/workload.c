@@ -182,6 +182,17 @@ lms_status_t lms__wl_validate(const lms__workload_t *w, char *err) {
   return st;
 }
 
+void lms__wl_set_speed(lms__workload_t *w, const uint64_t *base,
+                       double base_flops, double speedup) {
+  for (uint32_t s = 0; s < w->nsteps; s++) {
+    double ns = (double)base[s] / speedup + 0.5;
+    w->steps[s].compute_ns = ns >= (double)LMS__WL_MAX_STEP_NS
+                                 ? LMS__WL_MAX_STEP_NS
+                                 : (uint64_t)ns;
+  }
+  w->device_flops = base_flops * speedup;
+}
+
 uint64_t lms__wl_compute_ns(const lms__workload_t *w) {
   uint64_t t = 0;
   for (uint32_t s = 0; s < w->nsteps; s++) t += w->steps[s].compute_ns;

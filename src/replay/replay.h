@@ -72,4 +72,30 @@ lms_status_t lms__replay_run_timeline(const lms__workload_t *w,
                                       lms__timeline_t *tl,
                                       lms__replay_result_t *out, char *err);
 
+/* Note [Calibrating compute to a busy share] is in calibrate.c. */
+typedef struct lms__calibration {
+  double target;      /* the busy share asked for, 0..1 */
+  double speedup;     /* compute times were divided by this */
+  double busy;        /* the share reached at speedup */
+  double busy_slow;   /* the share at the slowest speed tried */
+  double busy_fast;   /* the share at the fastest */
+  int runs;           /* replays made */
+} lms__calibration_t;
+
+#define LMS__CALIBRATE_MIN_SPEEDUP 1e-3
+#define LMS__CALIBRATE_MAX_SPEEDUP 1e3
+/* The share reached is within this of the target, unless the runs ran out. */
+#define LMS__CALIBRATE_TOLERANCE 0.0005
+
+/* Scales w's compute times so that a replay under opts is busy `target`
+ * (above 0, below 1) of its last iteration's time, the compute engine's
+ * busy time over the iteration time.  On LMS_OK, w runs at out->speedup
+ * times its speed before the call.  LMS_ERR_INVALID, with w unchanged and
+ * err saying which shares can be reached, when the target is outside what
+ * speedups of LMS__CALIBRATE_MIN_SPEEDUP to LMS__CALIBRATE_MAX_SPEEDUP
+ * give; a failed replay's status and message otherwise. */
+lms_status_t lms__replay_calibrate(lms__workload_t *w, const lms__opts_t *opts,
+                                   int iterations, int declare, double target,
+                                   lms__calibration_t *out, char *err);
+
 #endif
