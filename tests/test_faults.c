@@ -119,7 +119,8 @@ static void teardown(run_t *r) {
   for (int i = 0; i < NCHUNK; i++) lms_free(r->ctx, r->c[i]);
   lms_stream_destroy(r->ctx, r->s[0]);
   lms_stream_destroy(r->ctx, r->s[1]);
-  lms_ctx_destroy(r->ctx);
+  lms_status_t st = lms_ctx_destroy(r->ctx);
+  cr_assert(eq(int, st, LMS_OK), "destroy: %s", lms_status_name(st));
 }
 
 static uint64_t device_calls(lms_ctx_t *ctx) {

@@ -126,6 +126,9 @@ lms_status_t lms_ctx_destroy(lms_ctx_t *ctx) {
   if (ctx == NULL) return LMS_OK;
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = lms__swap_sync(&ctx->swap);
+  /* The context and its last error go with it: say why here. */
+  if (st != LMS_OK)
+    LMS_LOG(ERROR, CORE, "lms_ctx_destroy: %s", ctx->err);
   lms_status_t wst = write_stats_file(ctx);
   char terr[LMS__ERRBUF] = "";
   lms_status_t tst = lms__plan_destroy(ctx->plan, terr);
