@@ -16,6 +16,7 @@
  * cuMemMap), cuMemHostAlloc and graph-embedded allocations pass through
  * unaccounted; none of it has yet run on a real GPU, only on the driver
  * double of the test suite. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -55,6 +56,8 @@ typedef CUresult (*cuStreamSynchronize_fn)(CUstream);
 typedef cuStreamSynchronize_fn cuStreamSynchronize_ptsz_fn;
 typedef CUresult (*cuFuncGetParamInfo_fn)(CUfunction, size_t, size_t *,
                                           size_t *);
+typedef CUresult (*cuKernelGetParamInfo_fn)(CUkernel, size_t, size_t *,
+                                            size_t *);
 
 /* The capacity caffe's -lms_frac is a fraction of: the limit, or without
  * one the device's own memory, asked once. */
@@ -369,19 +372,109 @@ LMS__PRELOAD_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr,
 
 /* ---- Launches ---------------------------------------------------------- */
 
+/* Note [Which launch parameters are pointers]
+ * kernelParams is an array of pointers to the arguments, one per
+ * parameter, with no count; the driver tells each parameter's size:
+ * cuFuncGetParamInfo for a CUfunction and, from CUDA 12.4,
+ * cuKernelGetParamInfo for a CUkernel.  cudart from CUDA 12 on loads a
+ * program's kernels as a library and hands cuLaunchKernel the
+ * context-less CUkernel, which it accepts in place of a CUfunction but
+ * cuFuncGetParamInfo refuses: asking only that, an H100 run of programs
+ * built by nvcc saw launches and no pointer among their parameters.  So a
+ * handle is asked as a function first and as a kernel second.  What is
+ * learned, which of the first 64 parameters are pointer-sized, is kept
+ * per handle in a fixed table (a driver call per parameter per launch
+ * would cost more than the launch); a handle that neither call describes
+ * (a driver before 12.4, say) is kept as such and not asked again.  A
+ * full table only means asking again.  Launches through `extra` (a packed
+ * buffer) and pointers inside structures are not seen. */
+
 #define MAX_PARAMS_SCANNED 64
+#define PARAM_CACHE 4096 /* a power of two */
+
+typedef struct param_info {
+  uintptr_t handle;  /* 0: empty */
+  uint64_t ptr_mask; /* bit i: parameter i is pointer-sized */
+  unsigned nparams;
+} param_info_t;
+
+static param_info_t g_params[PARAM_CACHE];
+static pthread_mutex_t g_params_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t param_slot(uintptr_t h) {
+  uint64_t k = (uint64_t)h;
+  k ^= k >> 29;
+  k *= 0xbf58476d1ce4e5b9ull;
+  k ^= k >> 32;
+  return (size_t)k & (PARAM_CACHE - 1);
+}
+
+/* 1 and *out filled when h is known. */
+static int params_cached(uintptr_t h, param_info_t *out) {
+  int found = 0;
+  pthread_mutex_lock(&g_params_lock);
+  for (size_t i = param_slot(h), n = 0; n < 16; i = (i + 1) & (PARAM_CACHE - 1), n++) {
+    if (g_params[i].handle == 0) break;
+    if (g_params[i].handle == h) {
+      *out = g_params[i];
+      found = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_params_lock);
+  return found;
+}
+
+static void params_keep(const param_info_t *pi) {
+  pthread_mutex_lock(&g_params_lock);
+  for (size_t i = param_slot(pi->handle), n = 0; n < 16; i = (i + 1) & (PARAM_CACHE - 1), n++) {
+    if (g_params[i].handle == 0 || g_params[i].handle == pi->handle) {
+      g_params[i] = *pi;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_params_lock);
+}
+
+/* Asks the driver which parameters of f are pointer-sized (the lock is
+ * not held: the driver may call back into us). */
+static void params_ask(CUfunction f, param_info_t *pi) {
+  pi->handle = (uintptr_t)f;
+  pi->ptr_mask = 0;
+  pi->nparams = 0;
+  cuFuncGetParamInfo_fn fn = REAL(cuFuncGetParamInfo);
+  cuKernelGetParamInfo_fn kn = REAL(cuKernelGetParamInfo);
+  size_t off = 0, size = 0;
+  int as_kernel = 0;
+  if (fn == NULL || fn(f, 0, &off, &size) != CUDA_SUCCESS) {
+    if (kn == NULL || kn((CUkernel)(void *)f, 0, &off, &size) != CUDA_SUCCESS)
+      return; /* no parameters, or none the driver will describe */
+    as_kernel = 1;
+  }
+  for (unsigned i = 0; i < MAX_PARAMS_SCANNED; i++) {
+    if (i > 0) {
+      CUresult r = as_kernel ? kn((CUkernel)(void *)f, i, &off, &size)
+                             : fn(f, i, &off, &size);
+      if (r != CUDA_SUCCESS) break;
+    }
+    if (size == sizeof(CUdeviceptr)) pi->ptr_mask |= 1ull << i;
+    pi->nparams = i + 1;
+  }
+}
 
 /* A hint only: which of our allocations a kernel was handed directly.
  * Pointers inside structs, or offset into an allocation, are not seen;
  * nothing depends on this being complete. */
 static void observe(CUfunction f, void **params) {
   unsigned ours = 0, managed = 0;
-  cuFuncGetParamInfo_fn info = REAL(cuFuncGetParamInfo);
-  if (params != NULL && info != NULL) {
-    for (size_t i = 0; i < MAX_PARAMS_SCANNED; i++) {
-      size_t off = 0, size = 0;
-      if (info(f, i, &off, &size) != CUDA_SUCCESS) break;
-      if (size != sizeof(CUdeviceptr) || params[i] == NULL) continue;
+  if (params != NULL && f != NULL) {
+    param_info_t pi;
+    if (!params_cached((uintptr_t)f, &pi)) {
+      params_ask(f, &pi);
+      params_keep(&pi);
+    }
+    for (unsigned i = 0; i < pi.nparams; i++) {
+      if (!(pi.ptr_mask >> i & 1) || params[i] == NULL) continue;
       CUdeviceptr v;
       memcpy(&v, params[i], sizeof v);
       lms__place_t pl = lms__ledger_lookup(v);

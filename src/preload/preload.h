@@ -74,7 +74,8 @@
   X(cuCtxGetDevice, cuCtxGetDevice, 2000, 0, 0)                               \
   X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, 0)                     \
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, 0)                \
-  X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, 0, 0)
+  X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, 0, 0)                     \
+  X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, 0, 0)
 
 typedef enum lms__fn_id {
 #define LMS__FN_ID_(sym, base, ver, ptsz, hooked) LMS__FN_##sym,

@@ -473,17 +473,41 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
   return cuLaunchKernelEx(config, f, params, extra);
 }
 
-CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
-                            size_t *size) {
+/* CUDOUBLE_LIBRARY_KERNELS: unset or 0, a registered kernel is a
+ * CUfunction; 1, it is a context-less CUkernel, as cudart 12 launches
+ * (cuFuncGetParamInfo refuses it, cuKernelGetParamInfo describes it); 2,
+ * a CUkernel on a driver that describes neither. */
+static int library_kernels(void) {
+  const char *e = getenv("CUDOUBLE_LIBRARY_KERNELS");
+  return e != NULL ? atoi(e) : 0;
+}
+
+static CUresult param_info(CUfunction f, size_t index, size_t *offset,
+                           size_t *size) {
   kernel_t *k = kernel_of(f);
-  if (k == NULL || offset == NULL || size == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
+  if (k == NULL) return CUDA_ERROR_INVALID_HANDLE;
+  if (offset == NULL || size == NULL) return CUDA_ERROR_INVALID_VALUE;
   if (index >= k->nparams) return CUDA_ERROR_INVALID_VALUE;
   size_t off = 0;
   for (size_t i = 0; i < index; i++) off += k->sizes[i];
   *offset = off;
   *size = k->sizes[index];
   return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
+                            size_t *size) {
+  if (library_kernels() != 0) return CUDA_ERROR_INVALID_HANDLE;
+  return param_info(f, index, offset, size);
+}
+
+CUresult cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset,
+                              size_t *size) {
+  switch (library_kernels()) {
+  case 0: return CUDA_ERROR_INVALID_HANDLE;
+  case 1: return param_info((CUfunction)(void *)k, index, offset, size);
+  default: return CUDA_ERROR_NOT_SUPPORTED;
+  }
 }
 
 /* ---- cuGetProcAddress -------------------------------------------------- */

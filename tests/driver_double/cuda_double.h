@@ -11,7 +11,10 @@
  * with no current context fail with CUDA_ERROR_INVALID_CONTEXT, as the
  * real driver's do.  CUDOUBLE_PROC_TRAMPOLINES=1 makes cuGetProcAddress
  * hand out wrapper functions instead of the exported ones, as a driver
- * whose internal entry points differ from its exported symbols would. */
+ * whose internal entry points differ from its exported symbols would.
+ * CUDOUBLE_LIBRARY_KERNELS=1 makes registered kernels context-less
+ * CUkernels, which cuFuncGetParamInfo refuses and cuKernelGetParamInfo
+ * describes (cudart 12's launches); =2, CUkernels neither describes. */
 #ifndef LMS_TESTS_CUDA_DOUBLE_H
 #define LMS_TESTS_CUDA_DOUBLE_H
 

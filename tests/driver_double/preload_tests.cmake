@@ -54,7 +54,7 @@ endif()
 set(LMS_PRELOAD_TESTS
   resolve_direct resolve_dlopen resolve_procaddr resolve_procaddr1
   resolve_rules resolve_needs_preload
-  limit_direct limit_dlopen limit_procaddr limit_procaddr1
+  limit_direct limit_dlopen limit_procaddr limit_procaddr1 launch_kernels
   oversub oversub_without_preload lms_rule async threads
   dlsym_passthrough malloc_untouched deps bad_env
   run_env run_stats run_status run_bad)

@@ -128,6 +128,18 @@ resolve_needs_preload)
 limit_direct) limit_case "$linked" direct ;;
 limit_dlopen) limit_case "$dl" dlopen ;;
 limit_procaddr) limit_case "$dl" procaddr ;;
+launch_kernels)
+  # cudart 12 launches CUkernels: their parameters come from
+  # cuKernelGetParamInfo (Note [Which launch parameters are pointers]).
+  run_pre CUDOUBLE_LIBRARY_KERNELS=1 LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
+  check "CUkernel launches run" status_is 0
+  check "6 pointers recognised through cuKernelGetParamInfo" stat_is launch_ptrs 6
+  check "2 launches with managed memory" stat_is launches_managed 2
+  # A driver that describes no parameter: launches still run, unseen.
+  run_pre CUDOUBLE_LIBRARY_KERNELS=2 LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
+  check "undescribed launches run" status_is 0
+  check "6 launches counted" stat_is launches 6
+  check "no pointer seen" stat_is launch_ptrs 0 ;;
 limit_procaddr1) limit_case "$dl" procaddr1 ;;
 oversub)
   # 3 x a 64 MiB limit on a 128 MiB device.
