@@ -1,0 +1,98 @@
+/* period.c - the period of a program's kernel launches (preload.h), the
+ * part of the learned prefetch that needs no driver: it is fed each
+ * launch's function handle and the managed allocations it was handed, and
+ * predicts the launches to come.
+ *
+ * Invariants: rec holds the last LMS__PERIOD_LEN launches, launch i at
+ * i % LMS__PERIOD_LEN; a period in force is at most LMS__PERIOD_MAX and
+ * every one of the last `period` launches matched the launch a period
+ * before it. */
+#include <string.h>
+
+#include "preload/preload.h"
+
+/* Note [A period in the launch trace]
+ *
+ * Rationale: a training loop launches the same kernels in the same order
+ * every iteration, and with a caching allocator (PyTorch's, or a program
+ * that allocates once) hands them the same buffers; so once the period
+ * is known, the launches of the last iteration say which allocations the
+ * next launches will touch, which is what prefetch needs.  Nothing else
+ * is known without framework help: no layers, no steps.
+ *
+ * Detection, O(1) per launch: a candidate period P and the run of
+ * consecutive launches whose function equals the one P launches before.
+ * A launch that breaks the run (or the first with no candidate) takes as
+ * its new candidate the distance to the previous launch of its own
+ * function, with a run of 1; when the run reaches P, a whole period has
+ * repeated and P is in force.  A launch that differs from the prediction
+ * ends it, and detection goes on from that launch.  The distance to the
+ * previous launch of the same function is not always the period (a kernel
+ * used by several layers recurs within an iteration), but a wrong
+ * candidate is broken within a period, and the breaking launch proposes
+ * its own distance; in A B A C, the B after the second A proposes 4.
+ * Periods longer than LMS__PERIOD_MAX launches are not found.
+ *
+ * Functions alone decide the period; the pointers recorded are what is
+ * predicted.  A program that allocates afresh each iteration at other
+ * addresses keeps its period and mispredicts its buffers, which only
+ * costs prefetches that miss (read in place, as without them). */
+
+static size_t fn_slot(uintptr_t fn) {
+  uint64_t k = (uint64_t)fn;
+  k ^= k >> 31;
+  k *= 0x9e3779b97f4a7c15ull;
+  k ^= k >> 29;
+  return (size_t)k & (LMS__PERIOD_FNS - 1);
+}
+
+void lms__period_init(lms__period_t *p) { memset(p, 0, sizeof *p); }
+
+/* The launch before this one of the same function (index + 1; 0 none),
+ * and remembers this one.  The table forgets on collision: a lost
+ * distance only delays detection. */
+static uint64_t last_of(lms__period_t *p, uintptr_t fn, uint64_t now) {
+  size_t i = fn_slot(fn);
+  uint64_t prev = p->fn_key[i] == fn ? p->fn_last[i] : 0;
+  p->fn_key[i] = fn;
+  p->fn_last[i] = now + 1;
+  return prev;
+}
+
+uint64_t lms__period_note(lms__period_t *p, uintptr_t fn,
+                          const uint64_t *ptrs, unsigned nptrs) {
+  uint64_t n = p->n;
+  lms__launch_rec_t *r = &p->rec[n % LMS__PERIOD_LEN];
+  r->fn = fn;
+  r->nptrs = nptrs < LMS__PERIOD_PTRS ? nptrs : LMS__PERIOD_PTRS;
+  for (unsigned i = 0; i < r->nptrs; i++) r->ptrs[i] = ptrs[i];
+  uint64_t prev = last_of(p, fn, n);
+  int match = p->cand > 0 && n >= p->cand &&
+              p->rec[(n - p->cand) % LMS__PERIOD_LEN].fn == fn;
+  if (match) {
+    p->run++;
+  } else {
+    if (p->period > 0) p->breaks++;
+    p->period = 0;
+    p->cand = prev > 0 && n - (prev - 1) <= LMS__PERIOD_MAX ? n - (prev - 1)
+                                                             : 0;
+    p->run = p->cand > 0 ? 1 : 0;
+  }
+  /* A period of one needs two repeats: one is only a kernel run twice. */
+  if (p->period == 0 && p->cand > 0 && p->run >= p->cand && p->run >= 2) {
+    p->period = p->cand;
+    p->locks++;
+  }
+  p->n = n + 1;
+  return p->period;
+}
+
+const lms__launch_rec_t *lms__period_predict(const lms__period_t *p,
+                                             uint64_t ahead) {
+  if (p->period == 0 || ahead == 0 || ahead > p->period || p->n == 0)
+    return NULL;
+  /* Launch n - 1 + ahead repeats launch n - 1 + ahead - period, which is
+   * among the last `period` launches recorded. */
+  uint64_t want = p->n - 1 + ahead - p->period;
+  return &p->rec[want % LMS__PERIOD_LEN];
+}

@@ -1,0 +1,101 @@
+/* test_period.c - Note [A period in the launch trace]: a repeating launch
+ * sequence is found within two periods, including one whose kernels recur
+ * inside an iteration; the prediction is the launch a period before, with
+ * its allocations; a launch off the prediction ends the period, which is
+ * found again; periods too long to hold are not claimed. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "preload/preload.h"
+
+static lms__period_t g_p;
+
+static uint64_t note(uintptr_t fn, uint64_t ptr) {
+  return lms__period_note(&g_p, fn, &ptr, ptr != 0);
+}
+
+Test(period, distinct_kernels_lock_after_two_periods) {
+  lms__period_init(&g_p);
+  uint64_t locked_at = 0;
+  for (uint64_t i = 0; i < 40; i++) {
+    uint64_t per = note(100 + i % 5, 0x1000 * (i % 5 + 1));
+    if (per != 0 && locked_at == 0) locked_at = i + 1;
+    if (locked_at) cr_assert(eq(u64, per, 5), "launch %llu", (unsigned long long)i);
+  }
+  /* The first repeat starts at launch 6; its run reaches 5 at launch 10. */
+  cr_assert(eq(u64, locked_at, 10));
+  cr_assert(eq(u64, g_p.locks, 1));
+  /* 40 launches seen: the next is function 100 + 40 % 5 with its pointer. */
+  for (uint64_t k = 1; k <= 5; k++) {
+    const lms__launch_rec_t *r = lms__period_predict(&g_p, k);
+    cr_assert(r != NULL);
+    cr_assert(eq(u64, (uint64_t)r->fn, 100 + (39 + k) % 5));
+    cr_assert(eq(u32, r->nptrs, 1));
+    cr_assert(eq(u64, r->ptrs[0], 0x1000 * ((39 + k) % 5 + 1)));
+  }
+  cr_assert(eq(ptr, (void *)lms__period_predict(&g_p, 6), NULL));
+  cr_assert(eq(ptr, (void *)lms__period_predict(&g_p, 0), NULL));
+}
+
+Test(period, kernels_recurring_inside_an_iteration) {
+  /* A B A C A B A C ...: A recurs every 2, the period is 4. */
+  const uintptr_t seq[4] = {1, 2, 1, 3};
+  lms__period_init(&g_p);
+  uint64_t per = 0;
+  for (int i = 0; i < 16; i++) per = note(seq[i % 4], 0);
+  cr_assert(eq(u64, per, 4));
+  /* A layer-like sequence: conv, relu used by every layer, 3 layers plus
+   * a distinct head: period 7. */
+  const uintptr_t net[7] = {10, 11, 10, 11, 10, 11, 12};
+  lms__period_init(&g_p);
+  for (int i = 0; i < 35; i++) per = note(net[i % 7], 0);
+  cr_assert(eq(u64, per, 7));
+  cr_assert(eq(u64, (uint64_t)lms__period_predict(&g_p, 1)->fn, net[35 % 7]));
+}
+
+Test(period, a_launch_off_the_prediction_ends_the_period) {
+  lms__period_init(&g_p);
+  for (int i = 0; i < 12; i++) note(1 + i % 3, 0);
+  cr_assert(eq(u64, g_p.period, 3));
+  cr_assert(eq(u64, note(99, 0), 0));
+  cr_assert(eq(u64, g_p.breaks, 1));
+  cr_assert(eq(ptr, (void *)lms__period_predict(&g_p, 1), NULL));
+  /* The loop goes on from where it was: found again. */
+  for (int i = 0; i < 12; i++) note(1 + i % 3, 0);
+  cr_assert(eq(u64, g_p.period, 3));
+  cr_assert(eq(u64, g_p.locks, 2));
+}
+
+Test(period, one_kernel_run_twice_is_not_a_loop) {
+  lms__period_init(&g_p);
+  cr_assert(eq(u64, note(7, 0), 0));
+  cr_assert(eq(u64, note(7, 0), 0));
+  cr_assert(eq(u64, note(7, 0), 1));
+}
+
+Test(period, pointers_past_the_kept_number_are_dropped) {
+  lms__period_init(&g_p);
+  const uint64_t ptrs[6] = {1, 2, 3, 4, 5, 6};
+  for (int i = 0; i < 6; i++) {
+    lms__period_note(&g_p, 5, ptrs, 6);
+    lms__period_note(&g_p, 6, NULL, 0);
+  }
+  const lms__launch_rec_t *r = lms__period_predict(&g_p, 1);
+  cr_assert(r != NULL);
+  cr_assert(eq(u64, (uint64_t)r->fn, 5));
+  cr_assert(eq(u32, r->nptrs, LMS__PERIOD_PTRS));
+  cr_assert(eq(u64, r->ptrs[LMS__PERIOD_PTRS - 1], LMS__PERIOD_PTRS));
+  cr_assert(eq(u32, lms__period_predict(&g_p, 2)->nptrs, 0));
+}
+
+Test(period, a_period_longer_than_kept_is_not_claimed) {
+  lms__period_init(&g_p);
+  const uint64_t P = LMS__PERIOD_MAX + 1;
+  for (uint64_t i = 0; i < 3 * P; i++) note(1000 + i % P, 0);
+  cr_assert(eq(u64, g_p.period, 0));
+  cr_assert(eq(u64, g_p.locks, 0));
+  lms__period_init(&g_p);
+  const uint64_t Q = LMS__PERIOD_MAX;
+  for (uint64_t i = 0; i < 2 * Q + 1; i++) note(1000 + i % Q, 0);
+  cr_assert(eq(u64, g_p.period, Q));
+}
