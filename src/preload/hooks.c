@@ -9,13 +9,15 @@
  * and the pointer-sized parameters that are our allocations are noted as
  * a hint.
  *
- * What it does not do yet: managed chunks are never prefetched to the
- * device ahead of a kernel nor evicted back after one, so a kernel reads
- * host-placed data across the link every time; the launch observations
- * are not turned into a learned prefetch schedule; VMM (cuMemCreate,
- * cuMemMap), cuMemHostAlloc and graph-embedded allocations pass through
- * unaccounted; none of it has yet run on a real GPU, only on the driver
- * double of the test suite. */
+ * Launches also feed the learned prefetch (prefetch.c), which moves the
+ * managed allocations of the coming launches to the device once the
+ * launch trace repeats.
+ *
+ * What it does not do yet: VMM (cuMemCreate, cuMemMap), cuMemHostAlloc
+ * and graph-embedded allocations pass through unaccounted.  The placement
+ * ran on an H100 (bench/results/2026-11-22-h100-dropin.md); the CUkernel
+ * parameter lookup and the learned prefetch have run only against the
+ * driver double of the test suite. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -239,6 +241,7 @@ static CUresult release(CUdeviceptr p, CUresult (*fn)(void *, CUdeviceptr),
     r = fn(ctx, p);
   } else {
     r = CUDA_SUCCESS;
+    lms__prefetch_forget(p);
     if (stream_ordered) {
       cuStreamSynchronize_fn sync = ptsz ? REAL(cuStreamSynchronize_ptsz)
                                          : REAL(cuStreamSynchronize);
@@ -467,6 +470,7 @@ static void params_ask(CUfunction f, param_info_t *pi) {
  * nothing depends on this being complete. */
 static void observe(CUfunction f, void **params) {
   unsigned ours = 0, managed = 0;
+  uint64_t mptrs[LMS__PERIOD_PTRS];
   if (params != NULL && f != NULL) {
     param_info_t pi;
     if (!params_cached((uintptr_t)f, &pi)) {
@@ -479,10 +483,14 @@ static void observe(CUfunction f, void **params) {
       memcpy(&v, params[i], sizeof v);
       lms__place_t pl = lms__ledger_lookup(v);
       if (pl != LMS__PLACE_NONE) ours++;
+      if (pl == LMS__PLACE_MANAGED && managed < LMS__PERIOD_PTRS)
+        mptrs[managed] = v;
       if (pl == LMS__PLACE_MANAGED) managed++;
     }
   }
   lms__ledger_note_launch(ours, managed);
+  lms__prefetch_launch((uintptr_t)f, mptrs,
+                       managed < LMS__PERIOD_PTRS ? managed : LMS__PERIOD_PTRS);
   LMS_LOG(DEBUG, HOOK,
           "launch %p: %u of our allocations among its parameters, %u of them "
           "managed",

@@ -5,7 +5,9 @@
  *
  * The options used here: LMS_GPU_LIMIT (the virtual device capacity),
  * LMS_KB and LMS_FRAC (caffe's -lms and -lms_frac, applied to each
- * allocation), LMS_LOG and LMS_LOG_FILE.  Every other LMS_* option is
+ * allocation), LMS_PREFETCH_WINDOW (the learned prefetch's launches ahead
+ * and share of the limit, Note [Learned prefetch in the preload]),
+ * LMS_LOG and LMS_LOG_FILE.  Every other LMS_* option is
  * validated like the rest and has no effect yet in the preload.  Outside
  * the table: LMS_STATS_LINE, a boolean, prints the summary at exit (`lms
  * run --stats` sets it).
@@ -21,7 +23,7 @@
 #include "core/options.h"
 #include "preload/preload.h"
 
-lms__preload_cfg_t lms__preload_cfg = {0, -1, 0.0, 0};
+lms__preload_cfg_t lms__preload_cfg = {0, -1, 0.0, 0, {0, 0, 0.0}};
 
 static void say(const char *a, const char *b) {
   char buf[LMS__ERRBUF + 64];
@@ -47,6 +49,7 @@ __attribute__((constructor)) static void lms__preload_start(void) {
   lms__preload_cfg.gpu_limit = o->v.gpu_limit;
   lms__preload_cfg.lms_kb = o->v.lms_kb;
   lms__preload_cfg.lms_frac = o->v.lms_frac;
+  lms__preload_cfg.window = o->v.prefetch_window;
   lms__log_configure(o->v.log.level, o->v.log.subsys, o->v.log_file);
   const char *line = getenv("LMS_STATS_LINE");
   if (line != NULL && line[0] != '\0' &&

@@ -205,6 +205,15 @@ lms__place_t lms__ledger_lookup(uint64_t ptr) {
   return place;
 }
 
+int lms__ledger_managed_size(uint64_t ptr, uint64_t *size) {
+  pthread_mutex_lock(&g_lock);
+  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  int ok = s != NULL && s->place == LMS__PLACE_MANAGED;
+  if (ok) *size = s->size;
+  pthread_mutex_unlock(&g_lock);
+  return ok ? 0 : -1;
+}
+
 void lms__ledger_note_oom_fallback(void) {
   pthread_mutex_lock(&g_lock);
   g_st.oom_fallbacks++;
@@ -241,13 +250,16 @@ void lms__ledger_stats(lms__ledger_stats_t *out) {
 size_t lms__ledger_line(char *buf, size_t size) {
   lms__ledger_stats_t s;
   lms__ledger_stats(&s);
+  lms__prefetch_stats_t p;
+  lms__prefetch_stats(&p);
   int n = snprintf(
       buf, size,
       "lms preload: allocs=%llu device_allocs=%llu managed_allocs=%llu "
       "app_managed_allocs=%llu oom_fallbacks=%llu frees=%llu "
       "unknown_frees=%llu device_bytes=%llu device_peak=%llu "
       "managed_bytes=%llu managed_peak=%llu launches=%llu launch_ptrs=%llu "
-      "launches_managed=%llu\n",
+      "launches_managed=%llu period=%llu prefetches=%llu prefetch_bytes=%llu "
+      "evictions=%llu resident_peak=%llu\n",
       (unsigned long long)s.allocs, (unsigned long long)s.device_allocs,
       (unsigned long long)s.managed_allocs,
       (unsigned long long)s.app_managed_allocs,
@@ -257,7 +269,9 @@ size_t lms__ledger_line(char *buf, size_t size) {
       (unsigned long long)s.managed_bytes,
       (unsigned long long)s.managed_peak, (unsigned long long)s.launches,
       (unsigned long long)s.launch_ptrs,
-      (unsigned long long)s.launches_managed);
+      (unsigned long long)s.launches_managed, (unsigned long long)p.period,
+      (unsigned long long)p.prefetches, (unsigned long long)p.prefetch_bytes,
+      (unsigned long long)p.evictions, (unsigned long long)p.resident_peak);
   if (n < 0) return 0;
   return (size_t)n < size ? (size_t)n : size - 1;
 }

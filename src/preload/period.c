@@ -21,25 +21,27 @@
  * is known without framework help: no layers, no steps.
  *
  * Detection, O(1) per launch: a candidate period P and the run of
- * consecutive launches whose function equals the one P launches before.
- * A launch that breaks the run (or the first with no candidate) takes as
- * its new candidate the distance to the previous launch of its own
- * function, with a run of 1; when the run reaches P, a whole period has
+ * consecutive launches whose key (below) equals the one P launches
+ * before.  A launch that breaks the run (or the first with no candidate)
+ * takes as its new candidate the distance to the previous launch with its
+ * own key, with a run of 1; when the run reaches P, a whole period has
  * repeated and P is in force.  A launch that differs from the prediction
  * ends it, and detection goes on from that launch.  The distance to the
- * previous launch of the same function is not always the period (a kernel
+ * previous launch with the same key is not always the period (a kernel
  * used by several layers recurs within an iteration), but a wrong
  * candidate is broken within a period, and the breaking launch proposes
  * its own distance; in A B A C, the B after the second A proposes 4.
  * Periods longer than LMS__PERIOD_MAX launches are not found.
  *
- * Functions alone decide the period; the pointers recorded are what is
- * predicted.  A program that allocates afresh each iteration at other
- * addresses keeps its period and mispredicts its buffers, which only
- * costs prefetches that miss (read in place, as without them). */
+ * A launch is known by its key: the function and the managed allocations
+ * it was handed, together.  The function alone would not do: one kernel
+ * run over many buffers (a GEMM for every layer) would look like a period
+ * of one launch, whose prediction, the last launch's buffer, is always
+ * wrong.  A program that allocates afresh at other addresses each
+ * iteration has then no period among its managed launches, which only
+ * costs the prefetch (such buffers are read in place, as without it). */
 
-static size_t fn_slot(uintptr_t fn) {
-  uint64_t k = (uint64_t)fn;
+static size_t fn_slot(uint64_t k) {
   k ^= k >> 31;
   k *= 0x9e3779b97f4a7c15ull;
   k ^= k >> 29;
@@ -48,15 +50,24 @@ static size_t fn_slot(uintptr_t fn) {
 
 void lms__period_init(lms__period_t *p) { memset(p, 0, sizeof *p); }
 
-/* The launch before this one of the same function (index + 1; 0 none),
- * and remembers this one.  The table forgets on collision: a lost
- * distance only delays detection. */
-static uint64_t last_of(lms__period_t *p, uintptr_t fn, uint64_t now) {
-  size_t i = fn_slot(fn);
-  uint64_t prev = p->fn_key[i] == fn ? p->fn_last[i] : 0;
-  p->fn_key[i] = fn;
+/* The launch before this one with the same key (index + 1; 0 none), and
+ * remembers this one.  The table forgets on collision: a lost distance
+ * only delays detection. */
+static uint64_t last_of(lms__period_t *p, uint64_t key, uint64_t now) {
+  size_t i = fn_slot(key);
+  uint64_t prev = p->fn_key[i] == key ? p->fn_last[i] : 0;
+  p->fn_key[i] = key;
   p->fn_last[i] = now + 1;
   return prev;
+}
+
+static uint64_t launch_key(uintptr_t fn, const uint64_t *ptrs, unsigned n) {
+  uint64_t k = (uint64_t)fn;
+  for (unsigned i = 0; i < n; i++) {
+    k ^= ptrs[i] + 0x9e3779b97f4a7c15ull + (k << 6) + (k >> 2);
+    k *= 0xff51afd7ed558ccdull;
+  }
+  return k;
 }
 
 uint64_t lms__period_note(lms__period_t *p, uintptr_t fn,
@@ -66,9 +77,10 @@ uint64_t lms__period_note(lms__period_t *p, uintptr_t fn,
   r->fn = fn;
   r->nptrs = nptrs < LMS__PERIOD_PTRS ? nptrs : LMS__PERIOD_PTRS;
   for (unsigned i = 0; i < r->nptrs; i++) r->ptrs[i] = ptrs[i];
-  uint64_t prev = last_of(p, fn, n);
+  r->key = launch_key(fn, r->ptrs, r->nptrs);
+  uint64_t prev = last_of(p, r->key, n);
   int match = p->cand > 0 && n >= p->cand &&
-              p->rec[(n - p->cand) % LMS__PERIOD_LEN].fn == fn;
+              p->rec[(n - p->cand) % LMS__PERIOD_LEN].key == r->key;
   if (match) {
     p->run++;
   } else {

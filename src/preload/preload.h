@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/options.h"
+
 #define LMS__PRELOAD_EXPORT __attribute__((visibility("default")))
 
 /* For the code on the exported dlsym's path (see Note [dlsym passes
@@ -75,7 +77,10 @@
   X(cuStreamSynchronize, cuStreamSynchronize, 2000, 0, 0)                     \
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, 1, 0)                \
   X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, 0, 0)                     \
-  X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, 0, 0)
+  X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, 0, 0)                 \
+  X(cuStreamCreate, cuStreamCreate, 2000, 0, 0)                               \
+  X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, 0, 0)                       \
+  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, 0, 0)
 
 typedef enum lms__fn_id {
 #define LMS__FN_ID_(sym, base, ver, ptsz, hooked) LMS__FN_##sym,
@@ -156,6 +161,8 @@ lms__place_t lms__ledger_remove(uint64_t ptr, uint64_t *size);
 /* Puts back what lms__ledger_remove took, when the real free failed. */
 void lms__ledger_restore(uint64_t ptr, uint64_t size, lms__place_t place);
 lms__place_t lms__ledger_lookup(uint64_t ptr);
+/* 0 and *size when ptr starts one of our managed allocations; -1 else. */
+int lms__ledger_managed_size(uint64_t ptr, uint64_t *size);
 void lms__ledger_note_oom_fallback(void);
 void lms__ledger_note_unknown_free(void);
 void lms__ledger_note_launch(unsigned ptrs, unsigned managed);
@@ -174,13 +181,14 @@ size_t lms__ledger_line(char *buf, size_t size);
 
 typedef struct lms__launch_rec {
   uintptr_t fn;
+  uint64_t key;  /* fn and ptrs together (Note [A period in the launch trace]) */
   uint64_t ptrs[LMS__PERIOD_PTRS];
   unsigned nptrs;
 } lms__launch_rec_t;
 
 typedef struct lms__period {
   lms__launch_rec_t rec[LMS__PERIOD_LEN];
-  uintptr_t fn_key[LMS__PERIOD_FNS];
+  uint64_t fn_key[LMS__PERIOD_FNS];  /* launch keys */
   uint64_t fn_last[LMS__PERIOD_FNS]; /* launch index + 1 */
   uint64_t n;       /* launches seen */
   uint64_t period;  /* in force; 0 none */
@@ -198,6 +206,27 @@ uint64_t lms__period_note(lms__period_t *p, uintptr_t fn,
 const lms__launch_rec_t *lms__period_predict(const lms__period_t *p,
                                              uint64_t ahead);
 
+/* ---- prefetch.c ------------------------------------------------------- */
+
+/* Note [Learned prefetch in the preload] is in prefetch.c. */
+typedef struct lms__prefetch_stats {
+  uint64_t period;          /* in force at the latest launch; 0 none */
+  uint64_t locks;           /* periods found */
+  uint64_t prefetches, prefetch_bytes;
+  uint64_t evictions, evict_bytes;
+  uint64_t skipped;         /* no room, or past the window */
+  uint64_t failed;          /* moves the driver refused */
+  uint64_t resident, resident_peak;
+} lms__prefetch_stats_t;
+
+/* 1 with a limit and a window of at least one step. */
+int lms__prefetch_enabled(void);
+/* A launch of fn handed the managed allocations managed[0..n). */
+void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n);
+/* ptr (managed, ours) is about to be freed. */
+void lms__prefetch_forget(uint64_t ptr);
+void lms__prefetch_stats(lms__prefetch_stats_t *out);
+
 /* ---- init.c ----------------------------------------------------------- */
 
 typedef struct lms__preload_cfg {
@@ -205,6 +234,7 @@ typedef struct lms__preload_cfg {
   int64_t lms_kb;     /* -1: off */
   double lms_frac;
   int stats_line;
+  lms__window_t window; /* --prefetch-window: launches ahead, bytes */
 } lms__preload_cfg_t;
 
 extern lms__preload_cfg_t lms__preload_cfg;

@@ -134,6 +134,9 @@ static CUresult do_free(CUdeviceptr ptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   *pp = r->next;
+  if (r->info.kind == CUDOUBLE_MANAGED &&
+      r->info.prefetched_to == CU_MEM_LOCATION_TYPE_DEVICE)
+    g_st.managed_on_device -= r->info.size;
   if (r->info.kind == CUDOUBLE_MANAGED) g_st.managed_bytes -= r->info.size;
   else g_st.device_bytes -= r->info.size;
   g_st.free_calls++;
@@ -231,6 +234,19 @@ CUresult cuStreamSynchronize(CUstream s) {
 }
 
 CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
+
+static int g_stream_token;
+
+CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (s == NULL || (flags & ~CU_STREAM_NON_BLOCKING) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  *s = (CUstream)(void *)&g_stream_token;
+  pthread_mutex_lock(&g_lock);
+  g_st.streams_created++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
 
 /* ---- Memory ------------------------------------------------------------ */
 
@@ -342,6 +358,14 @@ static CUresult prefetch(CUdeviceptr p, size_t count, int to) {
   pthread_mutex_lock(&g_lock);
   rec_t *r = find_range(p, count);
   if (r != NULL) {
+    int was = r->info.prefetched_to == CU_MEM_LOCATION_TYPE_DEVICE;
+    int now = to == CU_MEM_LOCATION_TYPE_DEVICE;
+    if (r->info.kind == CUDOUBLE_MANAGED && was != now) {
+      if (now) g_st.managed_on_device += r->info.size;
+      else g_st.managed_on_device -= r->info.size;
+      if (g_st.managed_on_device > g_st.managed_on_device_peak)
+        g_st.managed_on_device_peak = g_st.managed_on_device;
+    }
     r->info.prefetches++;
     r->info.prefetched_to = to;
     g_st.prefetch_calls++;

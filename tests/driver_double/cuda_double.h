@@ -36,6 +36,9 @@ typedef struct cudouble_stats {
   uint64_t proc_calls;        /* cuGetProcAddress and _v2 */
   uint64_t stream_syncs;
   uint64_t physical;          /* CUDOUBLE_MEMORY */
+  uint64_t streams_created;   /* cuStreamCreate */
+  uint64_t managed_on_device; /* managed bytes last prefetched to the device */
+  uint64_t managed_on_device_peak;
 } cudouble_stats_t;
 
 enum cudouble_kind {

@@ -446,6 +446,43 @@ static int oversub(uint64_t limit_mib, uint64_t times) {
   return 0;
 }
 
+/* A training-like loop: `chunks` 8 MiB allocations, filled once, then
+ * `iters` passes each checking every chunk with a kernel, so the launch
+ * trace repeats with a period of `chunks`.  The bytes are checked at every
+ * pass; the double's own count of managed bytes moved to the device says
+ * how much the learned prefetch held there at most. */
+static int loop(uint64_t chunks, uint64_t iters) {
+  start();
+  register_kernels();
+  const uint64_t chunk = 8 * MiB;
+  CUdeviceptr *p = calloc(chunks, sizeof *p);
+  CHECK(p != NULL, "calloc");
+  for (size_t i = 0; i < chunks; i++) {
+    CHECK(A.mem_alloc(&p[i], chunk) == CUDA_SUCCESS, "allocation %zu", i);
+    run_kernel(g_fill, p[i], chunk, (uint32_t)i, 0);
+  }
+  unsigned long long before = g_bad_bytes;
+  for (uint64_t it = 0; it < iters; it++)
+    for (size_t i = 0; i < chunks; i++)
+      run_kernel(g_check, p[i], chunk, (uint32_t)i, 0);
+  CHECK(g_bad_bytes == before, "%llu bytes wrong", g_bad_bytes - before);
+  cudouble_stats_t s;
+  A.stats(&s);
+  for (size_t i = 0; i < chunks; i++)
+    CHECK(A.mem_free(p[i]) == CUDA_SUCCESS, "free %zu", i);
+  free(p);
+  cudouble_stats_t e;
+  A.stats(&e);
+  CHECK(e.managed_on_device == 0, "%llu managed bytes still counted on the "
+        "device after every free", (unsigned long long)e.managed_on_device);
+  printf("loop ok: %llu chunks x %llu passes, managed on the device at most "
+         "%llu MiB, %llu prefetch calls\n",
+         (unsigned long long)chunks, (unsigned long long)iters,
+         (unsigned long long)(s.managed_on_device_peak / MiB),
+         (unsigned long long)s.prefetch_calls);
+  return 0;
+}
+
 /* Stream-ordered, pool, pitched and the program's own managed memory,
  * with the launch forms, under a limit of limit_mib. */
 static int async_family(uint64_t limit_mib) {
@@ -631,6 +668,7 @@ int main(int argc, char **argv) {
   else if (strcmp(s, "limit") == 0) rc = limit(a3);
   else if (strcmp(s, "oversub") == 0) rc = oversub(a3, a4);
   else if (strcmp(s, "async") == 0) rc = async_family(a3);
+  else if (strcmp(s, "loop") == 0) rc = loop(a3, a4);
   else if (strcmp(s, "threads") == 0) rc = threads();
   else if (strcmp(s, "dlsym") == 0) rc = dlsym_names();
   else if (strcmp(s, "malloc") == 0) rc = malloc_owner();

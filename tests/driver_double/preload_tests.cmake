@@ -55,6 +55,7 @@ set(LMS_PRELOAD_TESTS
   resolve_direct resolve_dlopen resolve_procaddr resolve_procaddr1
   resolve_rules resolve_needs_preload
   limit_direct limit_dlopen limit_procaddr limit_procaddr1 launch_kernels
+  prefetch_loop
   oversub oversub_without_preload lms_rule async threads
   dlsym_passthrough malloc_untouched deps bad_env
   run_env run_stats run_status run_bad)

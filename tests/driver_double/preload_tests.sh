@@ -128,6 +128,28 @@ resolve_needs_preload)
 limit_direct) limit_case "$linked" direct ;;
 limit_dlopen) limit_case "$dl" dlopen ;;
 limit_procaddr) limit_case "$dl" procaddr ;;
+prefetch_loop)
+  # Note [Learned prefetch in the preload]: 12 chunks of 8 MiB, all managed
+  # by the -lms rule under a 32 MiB limit, checked in 6 passes.  The period
+  # (12 launches) is found, chunks go to the device ahead of their kernel
+  # and back after, never more than the window's 50 % (16 MiB) at once,
+  # and every byte checks at every pass.
+  run_pre LMS_GPU_LIMIT=32MiB LMS_KB=1024 LMS_FRAC=0 LMS_PREFETCH_WINDOW=4,50% \
+    LMS_STATS_LINE=1 -- "$dl" procaddr loop 12 6
+  check "the loop's checks pass" status_is 0
+  check "all 12 managed" stat_is managed_allocs 12
+  check "period 12 found" stat_is period 12
+  check "chunks prefetched" test "$(stat prefetches)" -gt 12
+  check "and sent back" test "$(stat evictions)" -gt 0
+  check "resident at most 16 MiB" test "$(stat resident_peak)" -le 16777216
+  check "the double saw at most 16 MiB moved in" out_has "managed on the device at most 16 MiB"
+  check "nothing reserved at exit" stat_is device_bytes 0
+  # The window 0 turns it off: the same loop, nothing moved.
+  run_pre LMS_GPU_LIMIT=32MiB LMS_KB=1024 LMS_FRAC=0 LMS_PREFETCH_WINDOW=0 \
+    LMS_STATS_LINE=1 -- "$dl" procaddr loop 12 6
+  check "off: the loop's checks pass" status_is 0
+  check "off: no prefetch" stat_is prefetches 0
+  check "off: the double saw none" out_has "0 prefetch calls" ;;
 launch_kernels)
   # cudart 12 launches CUkernels: their parameters come from
   # cuKernelGetParamInfo (Note [Which launch parameters are pointers]).

@@ -1,6 +1,6 @@
 /* test_period.c - Note [A period in the launch trace]: a repeating launch
  * sequence is found within two periods, including one whose kernels recur
- * inside an iteration; the prediction is the launch a period before, with
+ * inside an iteration and one kernel run over many buffers; the prediction is the launch a period before, with
  * its allocations; a launch off the prediction ends the period, which is
  * found again; periods too long to hold are not claimed. */
 #include <criterion/criterion.h>
@@ -51,6 +51,16 @@ Test(period, kernels_recurring_inside_an_iteration) {
   for (int i = 0; i < 35; i++) per = note(net[i % 7], 0);
   cr_assert(eq(u64, per, 7));
   cr_assert(eq(u64, (uint64_t)lms__period_predict(&g_p, 1)->fn, net[35 % 7]));
+}
+
+Test(period, one_kernel_over_many_buffers_has_their_period) {
+  lms__period_init(&g_p);
+  uint64_t per = 0;
+  for (uint64_t i = 0; i < 30; i++) per = note(42, 0x100000 * (i % 6 + 1));
+  cr_assert(eq(u64, per, 6));
+  /* 30 launches: the next is buffer 30 % 6 = 0's. */
+  cr_assert(eq(u64, lms__period_predict(&g_p, 1)->ptrs[0], 0x100000));
+  cr_assert(eq(u64, lms__period_predict(&g_p, 3)->ptrs[0], 0x300000));
 }
 
 Test(period, a_launch_off_the_prediction_ends_the_period) {

@@ -1,0 +1,274 @@
+/* prefetch.c - the preload's learned prefetch (preload.h): while the
+ * launch trace has a period (period.c), the managed allocations the coming
+ * launches will be handed are moved to the device ahead of them, on a
+ * stream of the preload's own, and resident ones that no launch ahead
+ * needs go back to the host when room is needed.
+ *
+ * Invariants: resident_bytes is the sum of the resident set's sizes, and
+ * each of those bytes is reserved in the ledger as device use, so that
+ * device allocations, cuMemGetInfo and the prefetch itself all stay
+ * within --gpu-limit; resident_bytes never exceeds the window's share of
+ * the limit; the lock is never held across a driver call. */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "core/log.h"
+#include "preload/preload.h"
+
+/* Note [Learned prefetch in the preload]
+ *
+ * Rationale: past --gpu-limit an allocation is managed memory preferred on
+ * the host, and a kernel reads it across the link, page by page, each
+ * time (Note [Placement past the limit]).  A program that loops has a
+ * period in its launches (Note [A period in the launch trace]); with it,
+ * the managed allocations of the next launches are known a period ahead
+ * and can be moved to the device while earlier kernels run.
+ *
+ * What happens at each launch, once a period P is in force: the launches
+ * up to min(P, STEPS of --prefetch-window) ahead that have not been seen
+ * to yet are looked at; each managed allocation they name that is not
+ * resident is prefetched to the device (cuMemPrefetchAsync) on the
+ * preload's own non-blocking stream, so the move overlaps the program's
+ * kernels instead of queueing behind them (measured on the H100: hints on
+ * the compute stream made GoogLeNet slower).  Room: resident managed
+ * bytes are reserved as device use under the limit, at most the window's
+ * BYTES or PERCENT of it; when a prefetch does not fit, resident
+ * allocations whose predicted use has passed go back to the host, oldest
+ * use first; an allocation still ahead is never sent back for one further
+ * ahead, and if nothing can go the prefetch is skipped.
+ *
+ * Correctness: managed memory keeps one address wherever its pages are,
+ * and a kernel touching pages in flight finds them either way; so no
+ * prefetch is waited for and a wrong prediction only moves bytes for
+ * nothing.  Freeing a resident allocation drops it from the set first.
+ *
+ * Limits: device allocations made before the loop may hold the whole
+ * limit, leaving the prefetch no room (caffe's -lms rule keeps large
+ * allocations managed and so leaves it some); one stream serves the first
+ * context that launches; allocations passed inside structures or offset
+ * into are not seen (Note [Which launch parameters are pointers]). */
+
+#define MAX_RESIDENT 1024
+#define MAX_ACTIONS 64
+
+typedef CUresult (*cuStreamCreate_fn)(CUstream *, unsigned int);
+typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *);
+typedef CUresult (*cuMemPrefetchAsync_fn)(CUdeviceptr, size_t, CUdevice,
+                                          CUstream);
+typedef CUresult (*cuMemPrefetchAsync_v2_fn)(CUdeviceptr, size_t,
+                                             CUmemLocation, unsigned int,
+                                             CUstream);
+
+#define REAL(fn) ((fn##_fn)lms__real(LMS__FN_##fn))
+
+typedef struct resident {
+  uint64_t ptr, size;
+  uint64_t need; /* launch index of its latest predicted or seen use */
+} resident_t;
+
+typedef struct action {
+  uint64_t ptr, size;
+  int to_device;
+} action_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static lms__period_t *g_period;
+static int g_period_failed;
+static resident_t g_res[MAX_RESIDENT];
+static unsigned g_nres;
+static uint64_t g_res_bytes;
+static uint64_t g_seen_until; /* launches ahead already looked at */
+static CUstream g_stream;
+static int g_stream_state; /* 0 not made, 1 made, -1 failed */
+static lms__prefetch_stats_t g_st;
+
+static uint64_t cap_bytes(void) {
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  uint64_t cap = c->window.bytes != 0
+                     ? c->window.bytes
+                     : (uint64_t)((double)c->gpu_limit * c->window.percent /
+                                  100.0);
+  return cap < c->gpu_limit ? cap : c->gpu_limit;
+}
+
+int lms__prefetch_enabled(void) {
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  return c->gpu_limit != 0 && c->window.steps != 0;
+}
+
+static resident_t *find_res(uint64_t ptr) {
+  for (unsigned i = 0; i < g_nres; i++)
+    if (g_res[i].ptr == ptr) return &g_res[i];
+  return NULL;
+}
+
+static void drop_res(resident_t *r) {
+  g_res_bytes -= r->size;
+  lms__ledger_unreserve(r->size);
+  *r = g_res[--g_nres];
+}
+
+/* Under the lock: the resident allocation to send back for room, the one
+ * whose use is longest past; NULL when every one is still ahead. */
+static resident_t *victim(uint64_t now) {
+  resident_t *v = NULL;
+  for (unsigned i = 0; i < g_nres; i++)
+    if (g_res[i].need < now && (v == NULL || g_res[i].need < v->need))
+      v = &g_res[i];
+  return v;
+}
+
+/* Under the lock: plans bringing ptr in for launch `need`; appends the
+ * evictions and the prefetch to acts.  0 when there is no room now (a
+ * later launch may try again), 1 otherwise. */
+static int plan_one(uint64_t ptr, uint64_t need, uint64_t now,
+                     action_t *acts, unsigned *nacts) {
+  resident_t *r = find_res(ptr);
+  if (r != NULL) {
+    if (need > r->need) r->need = need;
+    return 1;
+  }
+  uint64_t size = 0;
+  if (lms__ledger_managed_size(ptr, &size) != 0 || size == 0) return 1;
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  uint64_t cap = cap_bytes();
+  if (size > cap || g_nres == MAX_RESIDENT) {
+    g_st.skipped++;
+    return 1; /* never fits: not worth trying again */
+  }
+  for (;;) {
+    if (*nacts + 2 > MAX_ACTIONS) return 0;
+    if (g_res_bytes + size <= cap &&
+        lms__ledger_reserve(size, c->gpu_limit, -1, 0.0, 0))
+      break;
+    resident_t *v = victim(now);
+    if (v == NULL) {
+      g_st.skipped++;
+      return 0;
+    }
+    acts[(*nacts)++] = (action_t){v->ptr, v->size, 0};
+    g_st.evictions++;
+    g_st.evict_bytes += v->size;
+    drop_res(v);
+  }
+  g_res[g_nres++] = (resident_t){ptr, size, need};
+  g_res_bytes += size;
+  acts[(*nacts)++] = (action_t){ptr, size, 1};
+  g_st.prefetches++;
+  g_st.prefetch_bytes += size;
+  if (g_res_bytes > g_st.resident_peak) g_st.resident_peak = g_res_bytes;
+  return 1;
+}
+
+static int move(const action_t *a, CUdevice dev) {
+  CUmemLocation loc;
+  loc.type = a->to_device ? CU_MEM_LOCATION_TYPE_DEVICE
+                          : CU_MEM_LOCATION_TYPE_HOST;
+  loc.id = a->to_device ? dev : 0;
+  cuMemPrefetchAsync_v2_fn v2 = REAL(cuMemPrefetchAsync_v2);
+  if (v2 != NULL)
+    return (int)v2((CUdeviceptr)a->ptr, (size_t)a->size, loc, 0, g_stream);
+  cuMemPrefetchAsync_fn v1 = REAL(cuMemPrefetchAsync);
+  if (v1 == NULL) return (int)CUDA_ERROR_NOT_SUPPORTED;
+  return (int)v1((CUdeviceptr)a->ptr, (size_t)a->size,
+                 a->to_device ? dev : CU_DEVICE_CPU, g_stream);
+}
+
+/* The stream, made on first use outside the lock; 0 when there is none. */
+static int have_stream(void) {
+  pthread_mutex_lock(&g_lock);
+  int state = g_stream_state;
+  pthread_mutex_unlock(&g_lock);
+  if (state != 0) return state > 0;
+  cuStreamCreate_fn mk = REAL(cuStreamCreate);
+  CUstream s = NULL;
+  CUresult r = mk != NULL ? mk(&s, CU_STREAM_NON_BLOCKING)
+                          : CUDA_ERROR_NOT_SUPPORTED;
+  pthread_mutex_lock(&g_lock);
+  if (g_stream_state == 0) {
+    g_stream_state = r == CUDA_SUCCESS ? 1 : -1;
+    g_stream = s;
+  }
+  state = g_stream_state;
+  pthread_mutex_unlock(&g_lock);
+  if (r != CUDA_SUCCESS)
+    LMS_LOG(WARN, HOOK, "no stream for prefetch (cuStreamCreate: %d): the "
+            "learned prefetch is off", (int)r);
+  return state > 0;
+}
+
+void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n) {
+  if (!lms__prefetch_enabled()) return;
+  pthread_mutex_lock(&g_lock);
+  if (g_period == NULL && !g_period_failed) {
+    void *m = mmap(NULL, sizeof *g_period, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) g_period_failed = 1;
+    else g_period = m; /* zero pages: an initialised period */
+  }
+  if (g_period == NULL) {
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
+  uint64_t now = g_period->n;
+  for (unsigned i = 0; i < n; i++) {
+    resident_t *r = find_res(managed[i]);
+    if (r != NULL && r->need < now) r->need = now;
+  }
+  uint64_t period = lms__period_note(g_period, fn, managed, n);
+  g_st.period = period;
+  g_st.locks = g_period->locks;
+  action_t acts[MAX_ACTIONS];
+  unsigned nacts = 0;
+  if (period == 0) {
+    g_seen_until = now + 1;
+  } else {
+    uint64_t ahead = period < lms__preload_cfg.window.steps
+                         ? period
+                         : lms__preload_cfg.window.steps;
+    if (g_seen_until < now + 1) g_seen_until = now + 1;
+    /* Launches ahead in order; one that finds no room stops the walk
+     * and is looked at again at the next launch. */
+    for (uint64_t k = g_seen_until - now; k <= ahead; k++) {
+      const lms__launch_rec_t *rec = lms__period_predict(g_period, k);
+      if (rec == NULL) break;
+      int all = 1;
+      for (unsigned i = 0; i < rec->nptrs && all; i++)
+        all = plan_one(rec->ptrs[i], now + k, now + 1, acts, &nacts);
+      if (!all) break;
+      g_seen_until = now + k + 1;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (nacts == 0) return;
+  CUdevice dev = 0;
+  cuCtxGetDevice_fn getdev = REAL(cuCtxGetDevice);
+  int ok = have_stream() && getdev != NULL && getdev(&dev) == CUDA_SUCCESS;
+  for (unsigned i = 0; i < nacts; i++) {
+    int r = ok ? move(&acts[i], dev) : (int)CUDA_ERROR_NOT_SUPPORTED;
+    if (r == 0) continue;
+    /* The pages stay where they were, still correct: only the books
+     * change back. */
+    pthread_mutex_lock(&g_lock);
+    g_st.failed++;
+    if (acts[i].to_device) {
+      resident_t *res = find_res(acts[i].ptr);
+      if (res != NULL) drop_res(res);
+    }
+    pthread_mutex_unlock(&g_lock);
+  }
+}
+
+void lms__prefetch_forget(uint64_t ptr) {
+  pthread_mutex_lock(&g_lock);
+  resident_t *r = find_res(ptr);
+  if (r != NULL) drop_res(r);
+  pthread_mutex_unlock(&g_lock);
+}
+
+void lms__prefetch_stats(lms__prefetch_stats_t *out) {
+  pthread_mutex_lock(&g_lock);
+  *out = g_st;
+  out->resident = g_res_bytes;
+  pthread_mutex_unlock(&g_lock);
+}
