@@ -60,6 +60,11 @@ void lms__sim_args_init(lms__sim_args_t *a);
 int lms__sim_extract_args(int *argc, char **argv, char **out);
 /* Parses the arguments after "sim"; prints why and returns -1 if bad. */
 int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a);
+/* The options of one run of `lms sim`: base with the link, capacity and
+ * policy, the bytes of copies not moved, -lms 0 unless it was given. */
+void lms__sim_one_opts(lms__opts_t *o, const lms__opts_t *base,
+                       const lms__link_t *link, uint64_t capacity,
+                       lms__policy_t policy);
 lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
                            char *err);
 lms_status_t lms__sim_in_memory(const lms__workload_t *w,

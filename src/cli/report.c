@@ -312,13 +312,8 @@ static const char *policy_name(lms__policy_t p) {
 static void run_opts(lms__opts_t *o, const lms__opts_t *base,
                      const lms__link_t *link, uint64_t capacity,
                      lms__policy_t policy) {
-  lms__opts_copy(o, base);
-  o->link = *link;
-  o->gpu_limit = capacity;
-  o->policy = policy;
-  o->sim_bytes = 0;
+  lms__sim_one_opts(o, base, link, capacity, policy);
   o->device = LMS_DEVICE_SIM;
-  if (o->source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o->lms_kb = 0;
   o->trace = o->trace_buf;
   o->trace_buf[0] = '\0';
   o->stats = o->stats_buf;
@@ -812,6 +807,16 @@ static void shared_row(doc_t *d, FILE *js, const char *label, const char *key,
           change(both, both_alone) / 100.0, time / 100.0, busy_alone, busy);
 }
 
+/* The head of a U-Net comparison table and its published row. */
+static void unet_published_rows(doc_t *d, const char *const *head) {
+  table_head(d, 8, head);
+  table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
+               "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
+            UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S,
+            UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S, UNET_X86_BUSY,
+            UNET_AC922_BUSY);
+}
+
 /* The published 3D U-Net comparison (CONTEXT.md): AC922 against x86, as
  * predicted at the model's device speed and at the speed calibrated to
  * the x86 run's busy share, and two GPUs sharing a PCIe link.  Scales w's
@@ -833,11 +838,7 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
   static const char *const head[] = {
       "", "x86 PCIe Gen3", "AC922 NVLink 2.0", "AC922 / x86 time ratio",
       "ratio error", "GPU busy x86", "GPU busy AC922", "busy error (points)"};
-  table_head(d, 8, head);
-  table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
-                "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
-            UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
-            UNET_AC922_BUSY);
+  unet_published_rows(d, head);
   fprintf(js, ",\n \"unet_published\": {\"ratio\": %.4f, \"busy_x86\": "
               "%.1f, \"busy_ac922\": %.1f}", pub, UNET_X86_BUSY,
           UNET_AC922_BUSY);
@@ -914,11 +915,7 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
             "tensors do, which a busy share cannot tell apart from speed.",
          w->device_flops / c->cal.speedup / 1e12, UNET_X86_BUSY,
          c->cal.speedup, w->device_flops / 1e12, c->cal.runs);
-    table_head(d, 8, head);
-    table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
-                 "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
-              UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S, pub, UNET_X86_BUSY,
-              UNET_AC922_BUSY);
+    unet_published_rows(d, head);
     table_row(d, "predicted, on-demand swapping, calibrated\t%.1f ms per "
                  "iteration\t%.1f ms per iteration\t%.2fx\t%+.0f%%\t"
                  "%.1f%% (fitted)\t%.1f%%\t%+.1f / %+.1f",

@@ -292,10 +292,9 @@ lms_status_t lms__sim_in_memory(const lms__workload_t *w,
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 static double gb(uint64_t b) { return (double)b / 1e9; }
 
-/* The options of one run: base with the link, capacity and policy. */
-static void one_opts(lms__opts_t *o, const lms__opts_t *base,
-                     const lms__link_t *link, uint64_t capacity,
-                     lms__policy_t policy) {
+void lms__sim_one_opts(lms__opts_t *o, const lms__opts_t *base,
+                       const lms__link_t *link, uint64_t capacity,
+                       lms__policy_t policy) {
   lms__opts_copy(o, base);
   o->link = *link;
   o->gpu_limit = capacity;
@@ -309,7 +308,7 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err) {
   lms__opts_t o;
-  one_opts(&o, base, link, capacity, policy);
+  lms__sim_one_opts(&o, base, link, capacity, policy);
   return lms__replay_run(w, &o, iterations, declare, out, err);
 }
 
@@ -493,7 +492,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   lms__calibration_t cal = {0};
   if (a.calibrate_busy > 0) {
     lms__opts_t o;
-    one_opts(&o, opts, &a.links[0], a.capacities[0], a.policies[0]);
+    lms__sim_one_opts(&o, opts, &a.links[0], a.capacities[0], a.policies[0]);
     if (lms__replay_calibrate(&w, &o, a.iterations, a.declare,
                               a.calibrate_busy, &cal, err) != LMS_OK) {
       fprintf(stderr, "lms sim: --calibrate-busy: %s\n", err);
@@ -572,7 +571,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
           row->policy = a.policies[p];
           row->capacity = a.capacities[c];
           lms__opts_t o;
-          one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
+          lms__sim_one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
           if (lms__replay_shared(&w, &o, a.iterations, a.declare,
                                  a.gpus_per_link, &row->r, err) != LMS_OK) {
             fprintf(out, "%-8s %-9s sharing the link failed: %s\n",
