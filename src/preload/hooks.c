@@ -468,7 +468,7 @@ static void params_ask(CUfunction f, param_info_t *pi) {
 /* A hint only: which of our allocations a kernel was handed directly.
  * Pointers inside structs, or offset into an allocation, are not seen;
  * nothing depends on this being complete. */
-static void observe(CUfunction f, void **params) {
+static void observe(CUfunction f, void **params, CUstream stream) {
   unsigned ours = 0, managed = 0;
   uint64_t mptrs[LMS__PERIOD_PTRS];
   if (params != NULL && f != NULL) {
@@ -490,7 +490,8 @@ static void observe(CUfunction f, void **params) {
   }
   lms__ledger_note_launch(ours, managed);
   lms__prefetch_launch((uintptr_t)f, mptrs,
-                       managed < LMS__PERIOD_PTRS ? managed : LMS__PERIOD_PTRS);
+                       managed < LMS__PERIOD_PTRS ? managed : LMS__PERIOD_PTRS,
+                       stream);
   LMS_LOG(DEBUG, HOOK,
           "launch %p: %u of our allocations among its parameters, %u of them "
           "managed",
@@ -503,7 +504,7 @@ LMS__PRELOAD_EXPORT CUresult cuLaunchKernel(
     CUstream s, void **params, void **extra) {
   cuLaunchKernel_fn real = REAL(cuLaunchKernel);
   if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
-  observe(f, params);
+  observe(f, params, s);
   return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -513,7 +514,7 @@ LMS__PRELOAD_EXPORT CUresult cuLaunchKernel_ptsz(
     CUstream s, void **params, void **extra) {
   cuLaunchKernel_ptsz_fn real = REAL(cuLaunchKernel_ptsz);
   if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
-  observe(f, params);
+  observe(f, params, s);
   return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -522,7 +523,7 @@ LMS__PRELOAD_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config,
                                               void **extra) {
   cuLaunchKernelEx_fn real = REAL(cuLaunchKernelEx);
   if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
-  observe(f, params);
+  observe(f, params, config != NULL ? config->hStream : NULL);
   return real(config, f, params, extra);
 }
 
@@ -531,6 +532,6 @@ LMS__PRELOAD_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
                                                    void **extra) {
   cuLaunchKernelEx_ptsz_fn real = REAL(cuLaunchKernelEx_ptsz);
   if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
-  observe(f, params);
+  observe(f, params, config != NULL ? config->hStream : NULL);
   return real(config, f, params, extra);
 }

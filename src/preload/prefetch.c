@@ -42,6 +42,9 @@
  * prefetch is waited for and a wrong prediction only moves bytes for
  * nothing.  Freeing a resident allocation drops it from the set first.
  *
+ * Launches on a stream being captured into a graph are left alone: they
+ * run later, and a move issued now could invalidate the capture.
+ *
  * Limits: device allocations made before the loop may hold the whole
  * limit, leaving the prefetch no room (caffe's -lms rule keeps large
  * allocations managed and so leaves it some); one stream serves the first
@@ -53,6 +56,7 @@
 
 typedef CUresult (*cuStreamCreate_fn)(CUstream *, unsigned int);
 typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *);
+typedef CUresult (*cuStreamIsCapturing_fn)(CUstream, CUstreamCaptureStatus *);
 typedef CUresult (*cuMemPrefetchAsync_fn)(CUdeviceptr, size_t, CUdevice,
                                           CUstream);
 typedef CUresult (*cuMemPrefetchAsync_v2_fn)(CUdeviceptr, size_t,
@@ -197,8 +201,18 @@ static int have_stream(void) {
   return state > 0;
 }
 
-void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n) {
-  if (!lms__prefetch_enabled()) return;
+/* 1 when launches on stream are being captured into a graph: they run
+ * later, maybe many times, and a move now could break the capture. */
+static int capturing(CUstream stream) {
+  cuStreamIsCapturing_fn is = REAL(cuStreamIsCapturing);
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is != NULL && is(stream, &st) == CUDA_SUCCESS &&
+         st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
+                          CUstream stream) {
+  if (!lms__prefetch_enabled() || capturing(stream)) return;
   pthread_mutex_lock(&g_lock);
   if (g_period == NULL && !g_period_failed) {
     void *m = mmap(NULL, sizeof *g_period, PROT_READ | PROT_WRITE,

@@ -80,7 +80,8 @@
   X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, 0, 0)                 \
   X(cuStreamCreate, cuStreamCreate, 2000, 0, 0)                               \
   X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, 0, 0)                       \
-  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, 0, 0)
+  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, 0, 0)                   \
+  X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, 0, 0)
 
 typedef enum lms__fn_id {
 #define LMS__FN_ID_(sym, base, ver, ptsz, hooked) LMS__FN_##sym,
@@ -221,8 +222,9 @@ typedef struct lms__prefetch_stats {
 
 /* 1 with a limit and a window of at least one step. */
 int lms__prefetch_enabled(void);
-/* A launch of fn handed the managed allocations managed[0..n). */
-void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n);
+/* A launch of fn on stream handed the managed allocations managed[0..n). */
+void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
+                          CUstream stream);
 /* ptr (managed, ours) is about to be freed. */
 void lms__prefetch_forget(uint64_t ptr);
 void lms__prefetch_stats(lms__prefetch_stats_t *out);

@@ -235,6 +235,17 @@ CUresult cuStreamSynchronize(CUstream s) {
 
 CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
 
+/* CUDOUBLE_CAPTURING=1: every stream is capturing a graph. */
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
+  (void)s;
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (st == NULL) return CUDA_ERROR_INVALID_VALUE;
+  const char *e = getenv("CUDOUBLE_CAPTURING");
+  *st = e != NULL && atoi(e) == 1 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                  : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
 static int g_stream_token;
 
 CUresult cuStreamCreate(CUstream *s, unsigned int flags) {

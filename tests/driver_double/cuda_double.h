@@ -14,7 +14,9 @@
  * whose internal entry points differ from its exported symbols would.
  * CUDOUBLE_LIBRARY_KERNELS=1 makes registered kernels context-less
  * CUkernels, which cuFuncGetParamInfo refuses and cuKernelGetParamInfo
- * describes (cudart 12's launches); =2, CUkernels neither describes. */
+ * describes (cudart 12's launches); =2, CUkernels neither describes.
+ * CUDOUBLE_CAPTURING=1 makes cuStreamIsCapturing say every stream is
+ * capturing a graph. */
 #ifndef LMS_TESTS_CUDA_DOUBLE_H
 #define LMS_TESTS_CUDA_DOUBLE_H
 

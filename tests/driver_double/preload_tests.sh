@@ -149,7 +149,13 @@ prefetch_loop)
     LMS_STATS_LINE=1 -- "$dl" procaddr loop 12 6
   check "off: the loop's checks pass" status_is 0
   check "off: no prefetch" stat_is prefetches 0
-  check "off: the double saw none" out_has "0 prefetch calls" ;;
+  check "off: the double saw none" out_has "0 prefetch calls"
+  # Launches captured into a graph are left alone.
+  run_pre CUDOUBLE_CAPTURING=1 LMS_GPU_LIMIT=32MiB LMS_KB=1024 LMS_FRAC=0 \
+    LMS_PREFETCH_WINDOW=4,50% LMS_STATS_LINE=1 -- "$dl" procaddr loop 12 6
+  check "capturing: the loop's checks pass" status_is 0
+  check "capturing: no prefetch" stat_is prefetches 0
+  check "capturing: no period learned" stat_is period 0 ;;
 launch_kernels)
   # cudart 12 launches CUkernels: their parameters come from
   # cuKernelGetParamInfo (Note [Which launch parameters are pointers]).
