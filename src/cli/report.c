@@ -679,7 +679,7 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
           "set style data histograms\n"
           "set style histogram clustered gap 1\n"
           "set xtics rotate by -30 nomirror\n"
-          "set key top left\n"
+          "set key outside bottom center horizontal maxrows 2\n"
           "set multiplot layout 1,2 title \"%s\"\n"
           "set title 'bytes over the link per %s'\n"
           "set ylabel 'GB (10^9 bytes)'\nset yrange [0:*]\n"
