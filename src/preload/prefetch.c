@@ -1,5 +1,5 @@
 /* prefetch.c - the preload's learned prefetch (preload.h): while the
- * launch trace has a period (period.c), the managed allocations the coming
+ * launch trace has a period (src/core/period.c), the managed allocations the coming
  * launches will be handed are moved to the device ahead of them, on a
  * stream of the preload's own, and resident ones that no launch ahead
  * needs go back to the host when room is needed.

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "core/options.h"
+#include "core/period.h"
 
 #define LMS__PRELOAD_EXPORT __attribute__((visibility("default")))
 
@@ -172,40 +173,7 @@ void lms__ledger_stats(lms__ledger_stats_t *out);
 /* Formats the one-line summary into buf; returns its length. */
 size_t lms__ledger_line(char *buf, size_t size);
 
-/* ---- period.c --------------------------------------------------------- */
-
-/* Note [A period in the launch trace] is in period.c. */
-#define LMS__PERIOD_LEN 16384  /* launches remembered */
-#define LMS__PERIOD_MAX (LMS__PERIOD_LEN / 2)
-#define LMS__PERIOD_PTRS 4     /* managed allocations kept per launch */
-#define LMS__PERIOD_FNS 4096   /* functions remembered, a power of two */
-
-typedef struct lms__launch_rec {
-  uintptr_t fn;
-  uint64_t key;  /* fn and ptrs together (Note [A period in the launch trace]) */
-  uint64_t ptrs[LMS__PERIOD_PTRS];
-  unsigned nptrs;
-} lms__launch_rec_t;
-
-typedef struct lms__period {
-  lms__launch_rec_t rec[LMS__PERIOD_LEN];
-  uint64_t fn_key[LMS__PERIOD_FNS];  /* launch keys */
-  uint64_t fn_last[LMS__PERIOD_FNS]; /* launch index + 1 */
-  uint64_t n;       /* launches seen */
-  uint64_t period;  /* in force; 0 none */
-  uint64_t cand, run;
-  uint64_t locks, breaks;
-} lms__period_t;
-
-void lms__period_init(lms__period_t *p);
-/* Records a launch and the managed allocations among its parameters (the
- * first LMS__PERIOD_PTRS); returns the period in force after it. */
-uint64_t lms__period_note(lms__period_t *p, uintptr_t fn,
-                          const uint64_t *ptrs, unsigned nptrs);
-/* The launch predicted `ahead` launches after the last one noted (1: the
- * next); NULL when no period is in force or ahead exceeds it. */
-const lms__launch_rec_t *lms__period_predict(const lms__period_t *p,
-                                             uint64_t ahead);
+/* ---- period.c: src/core/period.h ------------------------------------ */
 
 /* ---- prefetch.c ------------------------------------------------------- */
 

@@ -32,6 +32,13 @@ static CUresult (*p_ctx_get)(CUcontext *);
 static CUresult (*p_ctx_set)(CUcontext);
 static CUresult (*p_dev_get)(CUdevice *, int);
 static CUresult (*p_retain)(CUcontext *, CUdevice);
+static CUresult (*p_stream_create)(CUstream *, unsigned int);
+static CUresult (*p_event_create)(CUevent *, unsigned int);
+static CUresult (*p_event_record)(CUevent, CUstream);
+static CUresult (*p_wait_event)(CUstream, CUevent, unsigned int);
+static CUresult (*p_event_query)(CUevent);
+static CUresult (*p_discard)(CUdeviceptr *, size_t *, size_t, CUmemLocation *,
+                             size_t *, size_t, unsigned long long, CUstream);
 
 /* Note [A context for the framework's threads]
  * The driver acts on the calling thread's current context.  The CUDA
@@ -94,6 +101,39 @@ static int d_prefetch(uint64_t ptr, size_t size, int device, void *stream) {
   return (int)p_prefetch((CUdeviceptr)ptr, size, loc, 0, (CUstream)stream);
 }
 
+static int d_stream_create(void **stream) {
+  CUstream st = NULL;
+  CUresult r = p_stream_create(&st, CU_STREAM_NON_BLOCKING);
+  *stream = st;
+  return (int)r;
+}
+
+static int d_event_create(void **ev) {
+  CUevent e = NULL;
+  CUresult r = p_event_create(&e, CU_EVENT_DISABLE_TIMING);
+  *ev = e;
+  return (int)r;
+}
+
+static int d_event_record(void *ev, void *stream) {
+  return (int)p_event_record((CUevent)ev, (CUstream)stream);
+}
+
+static int d_wait_event(void *stream, void *ev) {
+  return (int)p_wait_event((CUstream)stream, (CUevent)ev, 0);
+}
+
+static int d_event_query(void *ev) { return (int)p_event_query((CUevent)ev); }
+
+static int d_discard(uint64_t ptr, size_t size, int device, void *stream) {
+  CUdeviceptr p = (CUdeviceptr)ptr;
+  size_t n = size, first = 0;
+  CUmemLocation loc = {.type = device < 0 ? CU_MEM_LOCATION_TYPE_HOST
+                                          : CU_MEM_LOCATION_TYPE_DEVICE,
+                       .id = device < 0 ? 0 : device};
+  return (int)p_discard(&p, &n, 1, &loc, &first, 1, 0, (CUstream)stream);
+}
+
 static int d_sync(void) { return (int)p_sync(); }
 
 static int d_info(size_t *f, size_t *t) { return (int)p_info(f, t); }
@@ -137,7 +177,14 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
   LOOK(p_ctx_set, "cuCtxSetCurrent");
   LOOK(p_dev_get, "cuDeviceGet");
   LOOK(p_retain, "cuDevicePrimaryCtxRetain");
-  *(void **)&p_errname = dlsym(h, "cuGetErrorName"); /* optional */
+  LOOK(p_stream_create, "cuStreamCreate");
+  LOOK(p_event_create, "cuEventCreate");
+  LOOK(p_event_record, "cuEventRecord");
+  LOOK(p_wait_event, "cuStreamWaitEvent");
+  LOOK(p_event_query, "cuEventQuery");
+  /* Optional: cuGetErrorName, and the discard of CUDA 12.8. */
+  *(void **)&p_errname = dlsym(h, "cuGetErrorName");
+  *(void **)&p_discard = dlsym(h, "cuMemDiscardAndPrefetchBatchAsync");
   CUresult r = p_init(0);
   if (r != CUDA_SUCCESS) {
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
@@ -150,6 +197,12 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
   out->advise_host = d_advise_host;
   out->prefetch = d_prefetch;
   out->ctx_synchronize = d_sync;
+  out->stream_create = d_stream_create;
+  out->event_create = d_event_create;
+  out->event_record = d_event_record;
+  out->stream_wait_event = d_wait_event;
+  out->event_query = d_event_query;
+  out->discard = p_discard != NULL ? d_discard : NULL;
   out->mem_get_info = d_info;
   out->error_name = d_errname;
   return 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/period.h"
 
 enum { KIND_DEVICE = 0, KIND_MANAGED = 1 };
 
@@ -53,14 +54,35 @@ typedef struct block {
   int device;
   int live;
   int resident;           /* managed: prefetched to the device */
-  void *stream;           /* of the last free (cached blocks) */
+  void *stream;           /* of its allocation, then of its free */
   uint64_t batch;         /* the prefetch call that last moved it in */
+  uint64_t born;          /* the event that handed it out */
+  uint64_t want;          /* the last event it is predicted to be used by */
+  void *drop_ev;          /* after a discard on a program stream */
   struct block *next_free;
   struct block *lru_prev, *lru_next; /* resident managed, oldest first */
 } block_t;
 
 /* Open addressing by address; deleted slots hold TOMB. */
 #define TOMB ((block_t *)1)
+
+/* The learned order of allocations and frees (Note [Learned prefetch from
+ * the allocation order]): born[i % LEN] is the block event i handed out
+ * while it is live; age[i % LEN] is, for a free, how many events before it
+ * the block was handed out, and NOT_FREE for an allocation. */
+#define NOT_FREE UINT64_MAX
+typedef struct learn {
+  lms__period_t period;
+  block_t *born[LMS__PERIOD_LEN];
+  uint64_t age[LMS__PERIOD_LEN];
+  uint64_t seen_until;    /* events ahead already looked at */
+} learn_t;
+
+/* make_room's `keep` when no hint batch is to be kept. */
+#define NO_BATCH UINT64_MAX
+/* Events a block just handed out is kept on the device: the kernel that
+ * writes it is usually queued after the allocation and before the next. */
+#define GRACE 2
 
 struct lms__stable {
   pthread_mutex_t lock;
@@ -74,6 +96,15 @@ struct lms__stable {
   block_t *lru_head, *lru_tail;
   uint64_t batch;
   uint64_t cached_device; /* bytes of device blocks on the free lists */
+  uint64_t clock;         /* allocations and frees so far */
+  learn_t *learn;         /* NULL: --prefetch-window 0 */
+  void *in, *out;         /* the allocator's streams, for moves */
+  void *ev_out;
+  int movers;             /* 0 not made, 1 made (for mover_dev), -1 none */
+  int mover_dev;
+  int no_discard;         /* the driver refused a discard once */
+  void **evs;             /* events not in use */
+  size_t nevs, cap_evs;
   lms__stable_stats_t st;
 };
 
@@ -151,13 +182,125 @@ static void note_peak(lms__stable_t *s) {
   if (d > s->st.device_peak) s->st.device_peak = d;
 }
 
-/* Sends b back to the host.  A failed prefetch leaves the pages where the
- * driver put them; they are still correct, so only the count is kept. */
-static void evict(lms__stable_t *s, block_t *b, void *stream) {
-  int res = s->drv.prefetch(b->ptr, b->size, -1, stream);
+static int room_for(lms__stable_t *s, uint64_t need) {
+  return s->st.device_held + s->st.resident + need <= s->limit;
+}
+
+static void set_resident(lms__stable_t *s, block_t *b) {
+  b->resident = 1;
+  lru_push(s, b);
+  s->st.resident += b->size;
+  s->st.prefetches++;
+  s->st.prefetch_bytes += b->size;
+  note_peak(s);
+}
+
+static void clear_resident(lms__stable_t *s, block_t *b) {
   lru_unlink(s, b);
   b->resident = 0;
   s->st.resident -= b->size;
+}
+
+/* ---- The allocator's streams and events --------------------------------- */
+
+/* 1 when the streams of the allocator's own exist for `device`; made on
+ * first use, in the context of the first device that needs them. */
+static int movers(lms__stable_t *s, int device) {
+  if (s->movers == 0) {
+    s->movers = -1;
+    if (s->drv.bind(device) == 0 && s->drv.stream_create(&s->in) == 0 &&
+        s->drv.stream_create(&s->out) == 0 &&
+        s->drv.event_create(&s->ev_out) == 0) {
+      s->movers = 1;
+      s->mover_dev = device;
+    } else {
+      LMS_LOG(WARN, ALLOC, "no streams of the allocator's own: the learned "
+              "prefetch is off (blocks are read where they are)");
+    }
+  }
+  return s->movers > 0 && s->mover_dev == device;
+}
+
+static void *ev_get(lms__stable_t *s) {
+  if (s->nevs > 0) return s->evs[--s->nevs];
+  void *ev = NULL;
+  return s->drv.event_create(&ev) == 0 ? ev : NULL;
+}
+
+static void ev_put(lms__stable_t *s, void *ev) {
+  if (s->nevs == s->cap_evs) {
+    size_t cap = s->cap_evs == 0 ? 16 : 2 * s->cap_evs;
+    void **evs = realloc(s->evs, cap * sizeof *evs);
+    if (evs == NULL) return; /* the event is lost, not the block */
+    s->evs = evs;
+    s->cap_evs = cap;
+  }
+  s->evs[s->nevs++] = ev;
+}
+
+/* Note [Discarding on the program's stream]
+ * A dead block's bytes need not move: cuMemDiscardAndPrefetchBatchAsync
+ * gives them up and moves the pages without copying.  The driver leaves
+ * undefined a discard that overlaps a read, write or prefetch of the
+ * range, so the discard goes on the stream of the block's last user, in
+ * order with its past work and with its next user's, since a cached block
+ * is handed out again only on the stream that freed it (or after a
+ * synchronise).  The driver refuses the legacy NULL stream there; the
+ * per-thread default stream (handle 2) stands in, being a blocking stream
+ * that the legacy one is ordered with both ways.  Moves on the
+ * allocator's own streams are not in that order, so an event recorded
+ * after the discard must have completed before one of them touches the
+ * block (discard_done).  A driver without the call (before CUDA 12.8),
+ * or one that refuses it, gets copies instead, from then on. */
+static void *program_stream(void *stream) {
+  return stream == NULL || stream == (void *)1 ? (void *)2 : stream;
+}
+
+static int discard_done(lms__stable_t *s, block_t *b) {
+  if (b->drop_ev == NULL) return 1;
+  if (s->drv.event_query(b->drop_ev) != 0) return 0;
+  ev_put(s, b->drop_ev);
+  b->drop_ev = NULL;
+  return 1;
+}
+
+/* Gives up b's bytes and moves its pages to `device` (< 0: the host)
+ * uncopied; 0 when done, -1 when the caller must copy instead. */
+static int discard(lms__stable_t *s, block_t *b, int device) {
+  if (s->drv.discard == NULL || s->no_discard) return -1;
+  void *stream = program_stream(b->stream);
+  int res = s->drv.discard(b->ptr, b->size, device, stream);
+  if (res != 0) {
+    s->no_discard = 1;
+    LMS_LOG(WARN, ALLOC, "discarding managed memory failed (%s): dead "
+            "blocks are copied from now on", s->drv.error_name(res));
+    return -1;
+  }
+  void *ev = b->drop_ev != NULL ? b->drop_ev : ev_get(s);
+  b->drop_ev = NULL;
+  if (ev != NULL && s->drv.event_record(ev, stream) == 0) {
+    b->drop_ev = ev;
+  } else {
+    if (ev != NULL) ev_put(s, ev);
+    if (s->drv.ctx_synchronize() == 0) s->st.syncs++; /* its end unknown */
+  }
+  return 0;
+}
+
+/* Sends live b back to the host, with a failure only logged: the pages
+ * stay where the driver put them, still correct.  With own, on the
+ * allocator's out stream after the work queued so far on b's stream (so
+ * it does not pull pages from under the kernel writing them); else on
+ * `stream`. */
+static void evict(lms__stable_t *s, block_t *b, void *stream, int own) {
+  int res;
+  if (own && movers(s, b->device) &&
+      s->drv.event_record(s->ev_out, b->stream) == 0 &&
+      s->drv.stream_wait_event(s->out, s->ev_out) == 0)
+    res = s->drv.prefetch(b->ptr, b->size, -1, s->out);
+  else
+    res = s->drv.prefetch(b->ptr, b->size, -1, own ? b->stream : stream);
+  clear_resident(s, b);
   if (res == 0) {
     s->st.evictions++;
     s->st.evict_bytes += b->size;
@@ -168,17 +311,56 @@ static void evict(lms__stable_t *s, block_t *b, void *stream) {
   }
 }
 
-/* Evicts the oldest resident blocks not of batch `keep` until `need`
- * more bytes fit beside the device blocks; 1 when they fit. */
+/* Takes dead (cached) b off the device, uncopied when the driver can. */
+static void drop(lms__stable_t *s, block_t *b, void *stream) {
+  if (discard(s, b, -1) != 0) {
+    evict(s, b, stream, 0);
+    return;
+  }
+  clear_resident(s, b);
+  s->st.drops++;
+  s->st.drop_bytes += b->size;
+}
+
+static void release_block(lms__stable_t *s, block_t *b);
+
+/* Note [Making room on the device]
+ * Room for `need` more resident bytes is found in order of cost: dead
+ * resident blocks are dropped (Note [Discarding on the program's
+ * stream]); then live ones are sent back, least recently wanted first,
+ * skipping the hint batch `keep` and every block predicted to be used by
+ * an event still to come (its `want`); last, device blocks cached past
+ * the reserve's share (left from before the reserve was kept) go back to
+ * the driver after a synchronise.  1 when the bytes fit.  `own`: moves go
+ * on the allocator's streams (learned), else on `stream` (hints). */
 static int make_room(lms__stable_t *s, uint64_t need, uint64_t keep,
-                     void *stream) {
-  block_t *b = s->lru_head;
-  while (s->st.device_held + s->st.resident + need > s->limit && b != NULL) {
+                     void *stream, int own) {
+  for (block_t *b = s->lru_head; b != NULL && !room_for(s, need);) {
     block_t *next = b->lru_next;
-    if (b->batch != keep) evict(s, b, stream);
+    if (!b->live) drop(s, b, stream);
     b = next;
   }
-  return s->st.device_held + s->st.resident + need <= s->limit;
+  for (block_t *b = s->lru_head; b != NULL && !room_for(s, need);) {
+    block_t *next = b->lru_next;
+    if (b->batch != keep && b->want < s->clock) evict(s, b, stream, own);
+    b = next;
+  }
+  uint64_t cap = s->limit - s->reserve;
+  if (!room_for(s, need) && s->reserve > 0 && s->st.device_held > cap &&
+      s->cached_device > 0) {
+    if (s->drv.ctx_synchronize() == 0) s->st.syncs++;
+    s->st.cache_flushes++;
+    for (unsigned c = NCLASSES; c-- > 0;) {
+      while (s->free_heads[KIND_DEVICE][c] != NULL &&
+             s->st.device_held > cap && !room_for(s, need)) {
+        block_t *b = s->free_heads[KIND_DEVICE][c];
+        s->free_heads[KIND_DEVICE][c] = b->next_free;
+        s->cached_device -= b->size;
+        release_block(s, b);
+      }
+    }
+  }
+  return room_for(s, need);
 }
 
 /* ---- Cache -------------------------------------------------------------- */
@@ -209,10 +391,8 @@ static void release_block(lms__stable_t *s, block_t *b) {
   if (b->kind == KIND_DEVICE) {
     s->st.device_held -= b->size;
   } else {
-    if (b->resident) {
-      lru_unlink(s, b);
-      s->st.resident -= b->size;
-    }
+    if (b->resident) clear_resident(s, b);
+    if (b->drop_ev != NULL) ev_put(s, b->drop_ev); /* after a synchronise */
     s->st.managed_held -= b->size;
   }
   remove_block(s, b);
@@ -271,6 +451,155 @@ static int release_for(lms__stable_t *s, uint64_t size) {
   return device_fits(s, size);
 }
 
+/* ---- Learned prefetch -------------------------------------------------- */
+
+/* Note [Learned prefetch from the allocation order]
+ *
+ * Rationale: with PyTorch's pluggable allocator nothing but allocations
+ * and frees is seen: no kernels, no layers.  Yet a training step is
+ * regular: it asks for the same sizes in the same order every iteration,
+ * and a tensor's free follows its last use (the framework frees as soon
+ * as the last reader is queued).  Activations are handed out in the
+ * forward pass and freed in reverse order in the backward pass, a stack
+ * discipline, so the free that ends a block's life says when it is read
+ * for the last time, and the learned order says that free's event ahead
+ * of time.
+ *
+ * What is learned: each allocation and free is an event keyed by its
+ * kind, size class and stream, and a free also by its age (how many
+ * events earlier its block was handed out).  The period of that sequence
+ * is found as for launches (Note [A period in the launch trace]).  While
+ * a period P holds, the free predicted at event t, P events after one of
+ * age a, will free the block handed out at event t - a: that block is
+ * known now, and if it is a managed block off the device it is prefetched
+ * ahead of its last uses, up to min(P, STEPS of --prefetch-window) events
+ * ahead, on a stream of the allocator's own so that the move overlaps the
+ * program's kernels.  Its `want` is t: it is not sent back before then.
+ *
+ * Placement with learning on: a managed block handed out is made
+ * resident at once if room can be made (it is about to be written), and
+ * kept GRACE events; afterwards it may go back to the host when room is
+ * needed (Note [Making room on the device]), which is the swap-out of an
+ * activation after its forward use.  From the first managed block on,
+ * new device blocks leave the window's share of the limit free (Note
+ * [Prefetch hints and the reserve]), and device blocks cached past that
+ * share are returned to the driver when room is needed.
+ *
+ * Correctness: every block keeps one address and managed memory is
+ * correct wherever its pages are, so a wrong prediction only moves bytes
+ * for nothing; a block whose discard may still be running is not moved
+ * by the allocator's streams (Note [Discarding on the program's stream]).
+ *
+ * Limits: an order that never repeats (allocation sizes that change
+ * every step, several threads racing) finds no period and so no
+ * prefetch; a block whose life is longer than LMS__PERIOD_LEN events is
+ * not predicted; the streams serve the first device that needs them. */
+static uint64_t event_key(int is_free, const block_t *b, uint64_t age) {
+  uint64_t k = ((uint64_t)b->cls << 1) | (uint64_t)is_free;
+  k ^= (uint64_t)(uintptr_t)b->stream * 0x9e3779b97f4a7c15ull;
+  k ^= age * 0xff51afd7ed558ccdull;
+  return k;
+}
+
+static void keep_reserve(lms__stable_t *s) {
+  if (s->reserve != 0 || s->cfg.window.steps == 0) return;
+  uint64_t r = s->cfg.window.bytes != 0
+                   ? s->cfg.window.bytes
+                   : (uint64_t)((double)s->limit * s->cfg.window.percent /
+                                100.0);
+  s->reserve = r > s->limit ? s->limit : r;
+  s->st.reserve = s->reserve;
+}
+
+/* b, predicted to be used until event t, onto the device; 0 when no room
+ * can be made now (the walk stops and tries again at the next event). */
+static int bring_in(lms__stable_t *s, block_t *b, uint64_t t) {
+  if (b->want < t) b->want = t;
+  if (b->resident) {
+    lru_unlink(s, b);
+    lru_push(s, b);
+    return 1;
+  }
+  if (b->size > s->limit || !movers(s, b->device) || !discard_done(s, b) ||
+      s->drv.bind(b->device) != 0) {
+    s->st.moves_skipped++;
+    return 1;
+  }
+  if (!make_room(s, b->size, NO_BATCH, NULL, 1)) return 0;
+  int res = s->drv.prefetch(b->ptr, b->size, b->device, s->in);
+  if (res != 0) {
+    s->st.moves_skipped++;
+    LMS_LOG(WARN, ALLOC, "prefetch of %" PRIu64 " bytes failed: %s",
+            b->size, s->drv.error_name(res));
+    return 1;
+  }
+  b->batch = 0;
+  set_resident(s, b);
+  s->st.learned++;
+  return 1;
+}
+
+/* A managed block just handed out (fresh: new from the driver) onto the
+ * device, if room can be made; its old bytes, if any, are dead. */
+static void settle(lms__stable_t *s, block_t *b, int fresh) {
+  b->want = s->clock + GRACE;
+  if (b->resident) {
+    lru_unlink(s, b);
+    lru_push(s, b);
+    return;
+  }
+  if (s->reserve == 0 || b->size > s->reserve ||
+      s->drv.bind(b->device) != 0 ||
+      !make_room(s, b->size, NO_BATCH, b->stream, 1))
+    return;
+  int res = discard(s, b, b->device) == 0 ? 0 : -1;
+  if (res != 0 && fresh) /* nothing to copy yet */
+    res = s->drv.prefetch(b->ptr, b->size, b->device, b->stream);
+  if (res != 0) return;
+  b->batch = 0;
+  set_resident(s, b);
+  s->st.eager++;
+}
+
+/* Notes an allocation or free of b in the learned order and prefetches
+ * the blocks the events ahead will free. */
+static void learn(lms__stable_t *s, block_t *b, int is_free) {
+  uint64_t now = s->clock++;
+  learn_t *L = s->learn;
+  if (L == NULL) return;
+  size_t slot = (size_t)(now % LMS__PERIOD_LEN);
+  uint64_t age = NOT_FREE;
+  if (is_free) {
+    age = now - b->born;
+    size_t was = (size_t)(b->born % LMS__PERIOD_LEN);
+    if (age < LMS__PERIOD_LEN && L->born[was] == b) L->born[was] = NULL;
+    L->born[slot] = NULL;
+  } else {
+    b->born = now;
+    L->born[slot] = b;
+  }
+  L->age[slot] = age;
+  uint64_t period =
+      lms__period_note(&L->period, event_key(is_free, b, is_free ? age : 0),
+                       NULL, 0);
+  s->st.period = period;
+  s->st.locks = L->period.locks;
+  if (L->seen_until < now + 1) L->seen_until = now + 1;
+  if (period == 0) return;
+  uint64_t ahead = period < s->cfg.window.steps ? period : s->cfg.window.steps;
+  for (uint64_t t = L->seen_until; t <= now + ahead; t++) {
+    /* Event t repeats event t - period, among the last `period` noted. */
+    uint64_t a = L->age[(t - period) % LMS__PERIOD_LEN];
+    if (a != NOT_FREE && a <= t && t - a <= now && now - (t - a) < LMS__PERIOD_LEN) {
+      block_t *x = L->born[(t - a) % LMS__PERIOD_LEN];
+      if (x != NULL && x->born == t - a && x->live && x->kind == KIND_MANAGED &&
+          !bring_in(s, x, t))
+        break;
+    }
+    L->seen_until = t + 1;
+  }
+}
+
 /* ---- Allocation ----------------------------------------------------------- */
 
 static block_t *new_block(lms__stable_t *s, uint64_t ptr, uint64_t size,
@@ -314,7 +643,7 @@ static int device_fits(lms__stable_t *s, uint64_t size) {
 static block_t *alloc_device(lms__stable_t *s, uint64_t size, unsigned cls,
                              int device, void *stream) {
   if (!device_fits(s, size)) {
-    make_room(s, size + s->reserve, 0, stream);
+    make_room(s, size + s->reserve, NO_BATCH, stream, 1);
     if (!release_for(s, size)) return NULL;
   }
   uint64_t ptr = 0;
@@ -393,6 +722,7 @@ void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
   block_t *b = NULL;
   int host = wants_host(s, rounded);
   int bound = 0; /* the driver is bound only off the fast path */
+  int fresh = 0;
   if (!host) {
     b = take_cached(s, KIND_DEVICE, cls, device, stream);
     if (b != NULL) s->st.cache_hits++;
@@ -403,18 +733,23 @@ void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
     b = take_cached(s, KIND_MANAGED, cls, device, stream);
     if (b != NULL) s->st.cache_hits++;
     else if (bound > 0 || (bound = bind(s, device, err)) > 0)
-      b = alloc_managed(s, rounded, cls, device, err);
+      fresh = (b = alloc_managed(s, rounded, cls, device, err)) != NULL;
     if (b != NULL) {
       s->st.managed_allocs++;
       s->st.managed_live += b->size;
     }
-  } else {
+  } else if (b != NULL) {
     s->st.device_live += b->size;
   }
   if (b != NULL) {
     b->live = 1;
     b->stream = stream;
     s->st.allocs++;
+    if (b->kind == KIND_MANAGED && s->learn != NULL) {
+      keep_reserve(s);
+      settle(s, b, fresh);
+    }
+    learn(s, b, 0);
   } else {
     s->st.failed++;
   }
@@ -436,8 +771,14 @@ int lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
   block_t *b = *slot;
   b->live = 0;
   b->stream = stream;
-  if (b->kind == KIND_DEVICE) s->st.device_live -= b->size;
-  else s->st.managed_live -= b->size;
+  if (b->kind == KIND_DEVICE) {
+    s->st.device_live -= b->size;
+  } else {
+    s->st.managed_live -= b->size;
+    s->st.managed_frees++;
+    if (b->resident) s->st.frees_resident++;
+  }
+  learn(s, b, 1);
   b->next_free = s->free_heads[b->kind][b->cls];
   s->free_heads[b->kind][b->cls] = b;
   if (b->kind == KIND_DEVICE) s->cached_device += b->size;
@@ -458,14 +799,7 @@ int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
                          void *stream) {
   int moved = 0;
   pthread_mutex_lock(&s->lock);
-  if (s->reserve == 0 && s->cfg.window.steps != 0) {
-    uint64_t r = s->cfg.window.bytes != 0
-                     ? s->cfg.window.bytes
-                     : (uint64_t)((double)s->limit * s->cfg.window.percent /
-                                  100.0);
-    s->reserve = r > s->limit ? s->limit : r;
-    s->st.reserve = s->reserve;
-  }
+  keep_reserve(s);
   uint64_t batch = ++s->batch;
   for (int i = 0; i < n; i++) {
     s->st.hints++;
@@ -478,7 +812,8 @@ int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
       lru_push(s, b);
       continue;
     }
-    if (s->drv.bind(b->device) != 0 || !make_room(s, b->size, batch, stream)) {
+    if (!discard_done(s, b) || s->drv.bind(b->device) != 0 ||
+        !make_room(s, b->size, batch, stream, 0)) {
       s->st.hints_skipped++;
       continue;
     }
@@ -506,7 +841,9 @@ int lms__stable_evict_all(lms__stable_t *s, void *stream) {
   int n = 0;
   pthread_mutex_lock(&s->lock);
   while (s->lru_head != NULL) {
-    evict(s, s->lru_head, stream);
+    block_t *b = s->lru_head;
+    if (b->live) evict(s, b, stream, 0);
+    else drop(s, b, stream);
     n++;
   }
   pthread_mutex_unlock(&s->lock);
@@ -539,13 +876,19 @@ size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
       ",\"prefetch_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64
       ",\"evict_bytes\":%" PRIu64 ",\"hints\":%" PRIu64
       ",\"hints_skipped\":%" PRIu64 ",\"limit\":%" PRIu64
-      ",\"reserve\":%" PRIu64 "}",
+      ",\"reserve\":%" PRIu64 ",\"period\":%" PRIu64
+      ",\"locks\":%" PRIu64 ",\"learned\":%" PRIu64 ",\"eager\":%" PRIu64
+      ",\"drops\":%" PRIu64 ",\"drop_bytes\":%" PRIu64
+      ",\"moves_skipped\":%" PRIu64 ",\"managed_frees\":%" PRIu64
+      ",\"frees_resident\":%" PRIu64 "}",
       s->allocs, s->frees, s->bad_frees, s->failed, s->cache_hits,
       s->driver_allocs, s->driver_frees, s->cache_flushes, s->syncs,
       s->device_held, s->device_live, s->device_peak, s->managed_held,
       s->managed_live, s->managed_allocs, s->resident, s->prefetches,
       s->prefetch_bytes, s->evictions, s->evict_bytes, s->hints,
-      s->hints_skipped, s->limit, s->reserve);
+      s->hints_skipped, s->limit, s->reserve, s->period, s->locks,
+      s->learned, s->eager, s->drops, s->drop_bytes, s->moves_skipped,
+      s->managed_frees, s->frees_resident);
   return n < 0 ? 0 : (size_t)n;
 }
 
@@ -562,6 +905,12 @@ int lms__stable_create(const lms__stable_cfg_t *cfg,
     if (s->limit == 0) s->limit = UINT64_MAX / 2;
   }
   s->st.limit = s->limit;
+  if (cfg->window.steps != 0) {
+    s->learn = calloc(1, sizeof *s->learn);
+    if (s->learn == NULL)
+      LMS_LOG(WARN, ALLOC, "out of host memory for the learned order: "
+              "only hints prefetch");
+  }
   pthread_mutex_init(&s->lock, NULL);
   *out = s;
   return 0;
@@ -577,6 +926,8 @@ void lms__stable_destroy(lms__stable_t *s) {
     }
   }
   free(s->slots);
+  free(s->learn);
+  free(s->evs);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }

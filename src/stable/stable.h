@@ -40,6 +40,18 @@ typedef struct lms__stable_driver {
   /* device < 0: to the host. */
   int (*prefetch)(uint64_t ptr, size_t size, int device, void *stream);
   int (*ctx_synchronize)(void);
+  /* The allocator's own streams (non-blocking) and events (no timing),
+   * for moves that overlap the program's kernels.  event_query: 0 when
+   * the work before the event is done. */
+  int (*stream_create)(void **stream);
+  int (*event_create)(void **ev);
+  int (*event_record)(void *ev, void *stream);
+  int (*stream_wait_event)(void *stream, void *ev);
+  int (*event_query)(void *ev);
+  /* The contents given up and the pages moved to `device` (< 0: the host)
+   * without copying them; not on the legacy NULL stream.  NULL when the
+   * driver lacks it (cuMemDiscardAndPrefetchBatchAsync, CUDA 12.8). */
+  int (*discard)(uint64_t ptr, size_t size, int device, void *stream);
   int (*mem_get_info)(size_t *free_bytes, size_t *total);
   const char *(*error_name)(int res);
 } lms__stable_driver_t;
@@ -65,6 +77,15 @@ typedef struct lms__stable_stats {
   uint64_t hints, hints_skipped;
   uint64_t limit;           /* the capacity in force */
   uint64_t reserve;         /* of it kept for prefetched managed blocks */
+  /* Note [Learned prefetch from the allocation order] */
+  uint64_t period;          /* of allocations and frees, in force; 0 none */
+  uint64_t locks;           /* periods found */
+  uint64_t learned;         /* prefetches the learned order asked for */
+  uint64_t eager;           /* managed blocks made resident as handed out */
+  uint64_t drops, drop_bytes; /* dead resident blocks given up uncopied */
+  uint64_t moves_skipped;   /* a discard still pending, or a move refused */
+  uint64_t managed_frees;   /* frees of managed blocks... */
+  uint64_t frees_resident;  /* ...that found the block on the device */
 } lms__stable_stats_t;
 
 int lms__stable_create(const lms__stable_cfg_t *cfg,

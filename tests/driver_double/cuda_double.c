@@ -246,17 +246,67 @@ CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
   return CUDA_SUCCESS;
 }
 
-static int g_stream_token;
+/* Streams and events are distinct tokens; work runs when issued, so an
+ * event is complete as soon as it is recorded, unless
+ * CUDOUBLE_EVENTS_PENDING=1 keeps every event pending for ever. */
+#define MAX_TOKENS 64
+static char g_stream_tokens[MAX_TOKENS];
+static char g_event_tokens[MAX_TOKENS];
 
 CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
   if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
   if (s == NULL || (flags & ~CU_STREAM_NON_BLOCKING) != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  *s = (CUstream)(void *)&g_stream_token;
   pthread_mutex_lock(&g_lock);
+  *s = (CUstream)(void *)&g_stream_tokens[g_st.streams_created % MAX_TOKENS];
   g_st.streams_created++;
   pthread_mutex_unlock(&g_lock);
   return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent *e, unsigned int flags) {
+  (void)flags;
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (e == NULL) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&g_lock);
+  *e = (CUevent)(void *)&g_event_tokens[g_st.events_created % MAX_TOKENS];
+  g_st.events_created++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+static int is_token(const char *p, const char *tokens) {
+  return p >= tokens && p < tokens + MAX_TOKENS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  (void)s;
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!is_token((const char *)e, g_event_tokens))
+    return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&g_lock);
+  g_st.event_records++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  (void)s, (void)flags;
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!is_token((const char *)e, g_event_tokens))
+    return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&g_lock);
+  g_st.stream_waits++;
+  pthread_mutex_unlock(&g_lock);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent e) {
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  if (!is_token((const char *)e, g_event_tokens))
+    return CUDA_ERROR_INVALID_HANDLE;
+  const char *p = getenv("CUDOUBLE_EVENTS_PENDING");
+  return p != NULL && atoi(p) == 1 ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 /* ---- Memory ------------------------------------------------------------ */
@@ -364,7 +414,7 @@ CUresult cuMemAdvise_v2(CUdeviceptr p, size_t count, CUmem_advise advice,
   return advise(p, count, advice, (int)loc.type, loc.id);
 }
 
-static CUresult prefetch(CUdeviceptr p, size_t count, int to) {
+static CUresult prefetch(CUdeviceptr p, size_t count, int to, CUstream s) {
   if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
   pthread_mutex_lock(&g_lock);
   rec_t *r = find_range(p, count);
@@ -379,6 +429,7 @@ static CUresult prefetch(CUdeviceptr p, size_t count, int to) {
     }
     r->info.prefetches++;
     r->info.prefetched_to = to;
+    r->info.prefetch_stream = (uint64_t)(uintptr_t)s;
     g_st.prefetch_calls++;
   }
   pthread_mutex_unlock(&g_lock);
@@ -389,9 +440,9 @@ static CUresult prefetch(CUdeviceptr p, size_t count, int to) {
 
 CUresult cuMemPrefetchAsync(CUdeviceptr p, size_t count, CUdevice dev,
                             CUstream s) {
-  (void)s;
-  return prefetch(p, count, dev == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST
-                                                 : CU_MEM_LOCATION_TYPE_DEVICE);
+  return prefetch(p, count,
+                  dev == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST
+                                       : CU_MEM_LOCATION_TYPE_DEVICE, s);
 }
 
 CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t count, CUdevice dev,
@@ -402,14 +453,50 @@ CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t count, CUdevice dev,
 CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t count,
                                CUmemLocation loc, unsigned int flags,
                                CUstream s) {
-  (void)flags, (void)s;
-  return prefetch(p, count, (int)loc.type);
+  (void)flags;
+  return prefetch(p, count, (int)loc.type, s);
 }
 
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t count,
                                     CUmemLocation loc, unsigned int flags,
                                     CUstream s) {
   return cuMemPrefetchAsync_v2(p, count, loc, flags, s);
+}
+
+/* The contents become indeterminate: the double writes 0xdb over them,
+ * so a test sees any live bytes a caller discarded.  As the driver
+ * documents, the legacy NULL stream is refused.  CUDOUBLE_NO_DISCARD=1
+ * answers CUDA_ERROR_NOT_SUPPORTED, as a driver older than 12.8 or a
+ * device without concurrent managed access would. */
+CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes,
+                                           size_t count,
+                                           CUmemLocation *locs,
+                                           size_t *loc_idxs, size_t nlocs,
+                                           unsigned long long flags,
+                                           CUstream s) {
+  if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
+  const char *no = getenv("CUDOUBLE_NO_DISCARD");
+  if (no != NULL && atoi(no) == 1) return CUDA_ERROR_NOT_SUPPORTED;
+  if (s == NULL || s == CU_STREAM_LEGACY || flags != 0 || dptrs == NULL ||
+      sizes == NULL || locs == NULL || loc_idxs == NULL || nlocs == 0 ||
+      nlocs > count || loc_idxs[0] != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; i++) {
+    pthread_mutex_lock(&g_lock);
+    rec_t *r = find_range(dptrs[i], sizes[i]);
+    int managed = r != NULL && r->info.kind == CUDOUBLE_MANAGED;
+    pthread_mutex_unlock(&g_lock);
+    if (!managed) return CUDA_ERROR_INVALID_VALUE;
+    memset((void *)(uintptr_t)dptrs[i], 0xdb, sizes[i]);
+    size_t l = 0;
+    while (l + 1 < nlocs && loc_idxs[l + 1] <= i) l++;
+    pthread_mutex_lock(&g_lock);
+    g_st.discards++;
+    pthread_mutex_unlock(&g_lock);
+    CUresult res = prefetch(dptrs[i], sizes[i], (int)locs[l].type, s);
+    if (res != CUDA_SUCCESS) return res;
+  }
+  return CUDA_SUCCESS;
 }
 
 /* The pre-3.2 forms with 32-bit sizes: present, never used. */

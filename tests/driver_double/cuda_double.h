@@ -16,7 +16,9 @@
  * CUkernels, which cuFuncGetParamInfo refuses and cuKernelGetParamInfo
  * describes (cudart 12's launches); =2, CUkernels neither describes.
  * CUDOUBLE_CAPTURING=1 makes cuStreamIsCapturing say every stream is
- * capturing a graph. */
+ * capturing a graph.  CUDOUBLE_EVENTS_PENDING=1 keeps every event pending
+ * (cuEventQuery answers CUDA_ERROR_NOT_READY).  CUDOUBLE_NO_DISCARD=1
+ * makes cuMemDiscardAndPrefetchBatchAsync unsupported. */
 #ifndef LMS_TESTS_CUDA_DOUBLE_H
 #define LMS_TESTS_CUDA_DOUBLE_H
 
@@ -41,6 +43,10 @@ typedef struct cudouble_stats {
   uint64_t streams_created;   /* cuStreamCreate */
   uint64_t managed_on_device; /* managed bytes last prefetched to the device */
   uint64_t managed_on_device_peak;
+  uint64_t events_created;    /* cuEventCreate */
+  uint64_t event_records;     /* cuEventRecord */
+  uint64_t stream_waits;      /* cuStreamWaitEvent */
+  uint64_t discards;          /* ranges of cuMemDiscardAndPrefetchBatchAsync */
 } cudouble_stats_t;
 
 enum cudouble_kind {
@@ -61,6 +67,7 @@ typedef struct cudouble_alloc_info {
   int accessed_by_id;
   unsigned prefetches;
   int prefetched_to;        /* the last prefetch: _HOST or _DEVICE, or 0 */
+  uint64_t prefetch_stream; /* the stream of the last prefetch */
 } cudouble_alloc_info_t;
 
 typedef void (*cudouble_kernel_fn)(void **params);

@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "preload/preload.h"
+#include "core/period.h"
 
 static lms__period_t g_p;
 

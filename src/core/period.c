@@ -1,15 +1,17 @@
-/* period.c - the period of a program's kernel launches (preload.h), the
- * part of the learned prefetch that needs no driver: it is fed each
- * launch's function handle and the managed allocations it was handed, and
- * predicts the launches to come.
+/* period.c - the period of a sequence of events (period.h), the part of
+ * the learned prefetch that needs no driver.  The preload feeds it each
+ * kernel launch's function handle and the managed allocations it was
+ * handed; the stable allocator, each allocation and free (Note [Learned
+ * prefetch from the allocation order] in src/stable/stable.c).  It
+ * predicts the events to come.
  *
- * Invariants: rec holds the last LMS__PERIOD_LEN launches, launch i at
+ * Invariants: rec holds the last LMS__PERIOD_LEN events, event i at
  * i % LMS__PERIOD_LEN; a period in force is at most LMS__PERIOD_MAX and
  * every one of the last `period` launches matched the launch a period
  * before it. */
 #include <string.h>
 
-#include "preload/preload.h"
+#include "core/period.h"
 
 /* Note [A period in the launch trace]
  *
