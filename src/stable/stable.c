@@ -69,12 +69,15 @@ typedef struct block {
 /* The learned order of allocations and frees (Note [Learned prefetch from
  * the allocation order]): born[i % LEN] is the block event i handed out
  * while it is live; age[i % LEN] is, for a free, how many events before it
- * the block was handed out, and NOT_FREE for an allocation. */
+ * the block was handed out, and NOT_FREE for an allocation; life[i % LEN]
+ * is, for an allocation, how many events later its block was freed, and
+ * NOT_FREE while it is live. */
 #define NOT_FREE UINT64_MAX
 typedef struct learn {
   lms__period_t period;
   block_t *born[LMS__PERIOD_LEN];
   uint64_t age[LMS__PERIOD_LEN];
+  uint64_t life[LMS__PERIOD_LEN];
   uint64_t seen_until;    /* events ahead already looked at */
 } learn_t;
 
@@ -325,16 +328,21 @@ static void drop(lms__stable_t *s, block_t *b, void *stream) {
 static void release_block(lms__stable_t *s, block_t *b);
 
 /* Note [Making room on the device]
- * Room for `need` more resident bytes is found in order of cost: dead
- * resident blocks are dropped (Note [Discarding on the program's
- * stream]); then live ones are sent back, least recently wanted first,
- * skipping the hint batch `keep` and every block predicted to be used by
- * an event still to come (its `want`); last, device blocks cached past
- * the reserve's share (left from before the reserve was kept) go back to
- * the driver after a synchronise.  1 when the bytes fit.  `own`: moves go
- * on the allocator's streams (learned), else on `stream` (hints). */
-static int make_room(lms__stable_t *s, uint64_t need, uint64_t keep,
-                     void *stream, int own) {
+ * Room for `need` more resident bytes, wanted by event `at`, is found in
+ * order of cost: dead resident blocks are dropped (Note [Discarding on
+ * the program's stream]); live ones whose predicted use has passed (their
+ * `want`) are sent back, least recently wanted first; then, as Belady's
+ * rule has it, live ones wanted later than `at`, the latest first, whose
+ * predicted use is looked at again by the learned walk; last, device
+ * blocks cached past the reserve's share (left from before the reserve
+ * was kept) go back to the driver after a synchronise.  The hint batch
+ * `keep` is never sent back, and nothing wanted is for `at` NO_WANT.
+ * 1 when the bytes fit.  `own`: moves go on the allocator's streams
+ * (learned), else on `stream` (hints). */
+#define NO_WANT UINT64_MAX
+
+static int make_room(lms__stable_t *s, uint64_t need, uint64_t at,
+                     uint64_t keep, void *stream, int own) {
   for (block_t *b = s->lru_head; b != NULL && !room_for(s, need);) {
     block_t *next = b->lru_next;
     if (!b->live) drop(s, b, stream);
@@ -344,6 +352,17 @@ static int make_room(lms__stable_t *s, uint64_t need, uint64_t keep,
     block_t *next = b->lru_next;
     if (b->batch != keep && b->want < s->clock) evict(s, b, stream, own);
     b = next;
+  }
+  while (at != NO_WANT && !room_for(s, need)) {
+    block_t *last = NULL;
+    for (block_t *b = s->lru_head; b != NULL; b = b->lru_next)
+      if (b->live && b->batch != keep && b->want > at &&
+          (last == NULL || b->want > last->want))
+        last = b;
+    if (last == NULL) break;
+    if (s->learn != NULL && last->want < s->learn->seen_until)
+      s->learn->seen_until = last->want; /* to be brought back */
+    evict(s, last, stream, own);
   }
   uint64_t cap = s->limit - s->reserve;
   if (!room_for(s, need) && s->reserve > 0 && s->st.device_held > cap &&
@@ -525,7 +544,7 @@ static int bring_in(lms__stable_t *s, block_t *b, uint64_t t) {
     s->st.moves_skipped++;
     return 1;
   }
-  if (!make_room(s, b->size, NO_BATCH, NULL, 1)) return 0;
+  if (!make_room(s, b->size, t, NO_BATCH, NULL, 1)) return 0;
   int res = s->drv.prefetch(b->ptr, b->size, b->device, s->in);
   if (res != 0) {
     s->st.moves_skipped++;
@@ -550,7 +569,7 @@ static void settle(lms__stable_t *s, block_t *b, int fresh) {
   }
   if (s->reserve == 0 || b->size > s->reserve ||
       s->drv.bind(b->device) != 0 ||
-      !make_room(s, b->size, NO_BATCH, b->stream, 1))
+      !make_room(s, b->size, b->want, NO_BATCH, b->stream, 1))
     return;
   int res = discard(s, b, b->device) == 0 ? 0 : -1;
   if (res != 0 && fresh) /* nothing to copy yet */
@@ -572,13 +591,17 @@ static void learn(lms__stable_t *s, block_t *b, int is_free) {
   if (is_free) {
     age = now - b->born;
     size_t was = (size_t)(b->born % LMS__PERIOD_LEN);
-    if (age < LMS__PERIOD_LEN && L->born[was] == b) L->born[was] = NULL;
+    if (age < LMS__PERIOD_LEN && L->born[was] == b) {
+      L->born[was] = NULL;
+      L->life[was] = age;
+    }
     L->born[slot] = NULL;
   } else {
     b->born = now;
     L->born[slot] = b;
   }
   L->age[slot] = age;
+  L->life[slot] = NOT_FREE;
   uint64_t period =
       lms__period_note(&L->period, event_key(is_free, b, is_free ? age : 0),
                        NULL, 0);
@@ -587,6 +610,12 @@ static void learn(lms__stable_t *s, block_t *b, int is_free) {
   if (L->seen_until < now + 1) L->seen_until = now + 1;
   if (period == 0) return;
   uint64_t ahead = period < s->cfg.window.steps ? period : s->cfg.window.steps;
+  /* A block born now whose free was looked at before it existed: its
+   * free is predicted from the life of the block born a period ago. */
+  uint64_t life = L->life[(now - period) % LMS__PERIOD_LEN];
+  if (!is_free && b->kind == KIND_MANAGED && life != NOT_FREE &&
+      now + life < L->seen_until)
+    bring_in(s, b, now + life);
   for (uint64_t t = L->seen_until; t <= now + ahead; t++) {
     /* Event t repeats event t - period, among the last `period` noted. */
     uint64_t a = L->age[(t - period) % LMS__PERIOD_LEN];
@@ -643,7 +672,7 @@ static int device_fits(lms__stable_t *s, uint64_t size) {
 static block_t *alloc_device(lms__stable_t *s, uint64_t size, unsigned cls,
                              int device, void *stream) {
   if (!device_fits(s, size)) {
-    make_room(s, size + s->reserve, NO_BATCH, stream, 1);
+    make_room(s, size + s->reserve, NO_WANT, NO_BATCH, stream, 1);
     if (!release_for(s, size)) return NULL;
   }
   uint64_t ptr = 0;
@@ -813,7 +842,7 @@ int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
       continue;
     }
     if (!discard_done(s, b) || s->drv.bind(b->device) != 0 ||
-        !make_room(s, b->size, batch, stream, 0)) {
+        !make_room(s, b->size, NO_WANT, batch, stream, 0)) {
       s->st.hints_skipped++;
       continue;
     }

@@ -84,6 +84,13 @@ static rec_t *find_range(uint64_t ptr, size_t count) {
 
 static int need_ctx(void);
 
+/* Under g_lock: device memory in use, device allocations and managed
+ * pages on the device together. */
+static void note_footprint(void) {
+  uint64_t f = g_st.device_bytes + g_st.managed_on_device;
+  if (f > g_st.footprint_peak) g_st.footprint_peak = f;
+}
+
 static CUresult do_alloc(CUdeviceptr *dptr, size_t size, int kind) {
   if (!g_inited) return CUDA_ERROR_NOT_INITIALIZED;
   if (need_ctx()) return CUDA_ERROR_INVALID_CONTEXT;
@@ -115,6 +122,7 @@ static CUresult do_alloc(CUdeviceptr *dptr, size_t size, int kind) {
     g_st.device_bytes += size;
     if (g_st.device_bytes > g_st.device_peak)
       g_st.device_peak = g_st.device_bytes;
+    note_footprint();
   }
   pthread_mutex_unlock(&g_lock);
   *dptr = r->ptr;
@@ -426,6 +434,7 @@ static CUresult prefetch(CUdeviceptr p, size_t count, int to, CUstream s) {
       else g_st.managed_on_device -= r->info.size;
       if (g_st.managed_on_device > g_st.managed_on_device_peak)
         g_st.managed_on_device_peak = g_st.managed_on_device;
+      note_footprint();
     }
     r->info.prefetches++;
     r->info.prefetched_to = to;

@@ -47,6 +47,7 @@ typedef struct cudouble_stats {
   uint64_t event_records;     /* cuEventRecord */
   uint64_t stream_waits;      /* cuStreamWaitEvent */
   uint64_t discards;          /* ranges of cuMemDiscardAndPrefetchBatchAsync */
+  uint64_t footprint_peak;    /* of device_bytes + managed_on_device */
 } cudouble_stats_t;
 
 enum cudouble_kind {

@@ -293,3 +293,151 @@ Test(stable, room_is_made_from_the_largest_cached_blocks_only_as_needed) {
   cr_assert_eq(kind_of(e), CUDOUBLE_MANAGED, "2 cached < 7 + 6 - 10");
   cr_assert_eq(stat("syncs"), 1, "no synchronise when it cannot help");
 }
+
+/* ---- Note [Learned prefetch from the allocation order] ------------------ */
+
+/* One training step as PyTorch's allocator sees it: the forward pass hands
+ * out K activations, with a workspace per layer freed at once; the
+ * backward pass frees them in reverse order, each after its last read
+ * (here, the check of its bytes), beside a gradient buffer. */
+enum { K = 12 };
+
+static void step(void *act[K], unsigned iter, size_t sz) {
+  for (unsigned i = 0; i < K; i++) {
+    act[i] = lms_torch_malloc((ssize_t)sz, 0, S1);
+    cr_assert_not_null(act[i], "%s", lms_torch_last_error());
+    fill(act[i], sz, iter * 100 + i);
+    void *ws = lms_torch_malloc((ssize_t)MiB, 0, S1);
+    cr_assert_not_null(ws);
+    lms_torch_free(ws, 0, 0, S1);
+  }
+  for (unsigned i = K; i-- > 0;) {
+    void *g = lms_torch_malloc((ssize_t)MiB, 0, S1);
+    cr_assert_not_null(g);
+    cr_assert(check(act[i], sz, iter * 100 + i),
+              "activation %u of step %u changed", i, iter);
+    lms_torch_free(act[i], 0, 0, S1);
+    lms_torch_free(g, 0, 0, S1);
+  }
+}
+
+/* Runs 8 steps; *steady: managed frees of the last 5 steps, and how many
+ * of them found their block on the device. */
+static void train(uint64_t *frees, uint64_t *on_device) {
+  void *act[K];
+  size_t sz = 4 * MiB; /* 48 MiB of activations, under a 32 MiB limit */
+  for (unsigned it = 0; it < 3; it++) step(act, it, sz);
+  uint64_t f0 = stat("managed_frees"), r0 = stat("frees_resident");
+  for (unsigned it = 3; it < 8; it++) step(act, it, sz);
+  *frees = stat("managed_frees") - f0;
+  *on_device = stat("frees_resident") - r0;
+}
+
+Test(learned, a_training_loop_is_learned_and_activations_come_back_in_time) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "64,16M", 1);
+  uint64_t frees, on_device;
+  train(&frees, &on_device);
+  /* A step is 6 events per layer: alloc, workspace alloc and free; in
+   * backward a gradient alloc, the activation's free, the gradient's. */
+  cr_assert_eq(stat("period"), 6 * K);
+  cr_assert_gt(frees, 0, "some activations are managed");
+  cr_assert_eq(on_device, frees, "every managed block was brought back "
+               "before its free: %lu of %lu", (unsigned long)on_device,
+               (unsigned long)frees);
+  cr_assert_gt(stat("learned"), 0);
+  cr_assert_gt(stat("evictions"), 0, "activations went out between uses");
+  cudouble_stats_t ds;
+  cudouble_stats(&ds);
+  cr_assert_leq(ds.footprint_peak, 32 * MiB, "the driver's own count");
+  cr_assert_eq(ds.streams_created, 2, "moves went on streams of its own");
+  cr_assert_gt(ds.stream_waits, 0, "evictions waited for the program");
+  cr_assert_eq(stat("failed"), 0);
+}
+
+Test(learned, without_a_window_nothing_is_learned_or_moved) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "0", 1);
+  uint64_t frees, on_device;
+  train(&frees, &on_device);
+  cr_assert_gt(frees, 0);
+  cr_assert_eq(on_device, 0, "managed blocks are read where they are");
+  cr_assert_eq(stat("period"), 0);
+  cr_assert_eq(stat("learned") + stat("eager") + stat("prefetches"), 0);
+  cudouble_stats_t ds;
+  cudouble_stats(&ds);
+  cr_assert_eq(ds.prefetch_calls, 0);
+  cr_assert_eq(ds.streams_created, 0);
+}
+
+Test(learned, an_order_that_never_repeats_finds_no_period) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "64,16M", 1);
+  void *p[K];
+  unsigned x = 12345;
+  for (unsigned it = 0; it < 8; it++) {
+    for (unsigned i = 0; i < K; i++) {
+      x = x * 1103515245u + 12345u;
+      p[i] = lms_torch_malloc((ssize_t)((1 + (x >> 16) % 64) * 64 * 1024), 0,
+                              S1);
+      cr_assert_not_null(p[i]);
+    }
+    for (unsigned i = 0; i < K; i++) lms_torch_free(p[i], 0, 0, S1);
+  }
+  cr_assert_eq(stat("locks"), 0);
+  cr_assert_eq(stat("learned"), 0);
+}
+
+Test(learned, a_block_whose_discard_may_still_run_is_not_moved_by_its_streams) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "64,16M", 1);
+  setenv("CUDOUBLE_EVENTS_PENDING", "1", 1);
+  uint64_t frees, on_device;
+  train(&frees, &on_device); /* every byte still checks */
+  cr_assert_eq(stat("period"), 6 * K);
+  cr_assert_gt(stat("drops"), 0);
+  cr_assert_gt(stat("moves_skipped"), 0);
+  cr_assert_eq(stat("learned"), 0, "every managed block was discarded "
+               "once (made resident as handed out), and no event says so");
+}
+
+Test(learned, without_discard_dead_blocks_are_copied_and_the_loop_still_learns) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "64,16M", 1);
+  setenv("CUDOUBLE_NO_DISCARD", "1", 1);
+  uint64_t frees, on_device;
+  train(&frees, &on_device);
+  cr_assert_eq(stat("drops"), 0);
+  cr_assert_eq(on_device, frees);
+  cudouble_stats_t ds;
+  cudouble_stats(&ds);
+  cr_assert_eq(ds.discards, 0);
+  cr_assert_leq(ds.footprint_peak, 32 * MiB);
+}
+
+Test(learned, dead_resident_blocks_are_dropped_uncopied_before_live_ones_move) {
+  env("32M", "1G");
+  setenv("LMS_PREFETCH_WINDOW", "1000,16M", 1);
+  setenv("LMS_KB", "1024", 1); /* every block of 1 MiB or more is managed */
+  setenv("LMS_FRAC", "0", 1);
+  void *m[4];
+  for (unsigned i = 0; i < 4; i++) { /* 32 MiB, all made resident */
+    m[i] = lms_torch_malloc((ssize_t)(8 * MiB), 0, NULL);
+    cr_assert_eq(kind_of(m[i]), CUDOUBLE_MANAGED);
+    fill(m[i], 8 * MiB, i);
+  }
+  cr_assert_eq(stat("eager"), 4);
+  cr_assert_eq(stat("resident"), 32 * MiB);
+  lms_torch_free(m[0], 0, 0, NULL); /* the legacy stream */
+  void *e = lms_torch_malloc((ssize_t)(7 * MiB), 0, NULL); /* another class */
+  cr_assert_eq(stat("drops"), 1);
+  cr_assert_eq(stat("evictions"), 0, "no live block moved, no byte copied");
+  cudouble_alloc_info_t info;
+  cudouble_query((uint64_t)(uintptr_t)m[0], &info);
+  cr_assert_eq(info.prefetched_to, CU_MEM_LOCATION_TYPE_HOST);
+  cr_assert_eq(info.prefetch_stream, 2, "the per-thread stream stands in for the legacy one");
+  cudouble_query((uint64_t)(uintptr_t)e, &info);
+  cr_assert_eq(info.prefetched_to, CU_MEM_LOCATION_TYPE_DEVICE);
+  for (unsigned i = 1; i < 4; i++)
+    cr_assert(check(m[i], 8 * MiB, i), "block %u changed", i);
+}
