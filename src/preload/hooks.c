@@ -134,17 +134,35 @@ static CUresult alloc_managed(CUdeviceptr *dptr, size_t size,
   return CUDA_SUCCESS;
 }
 
+/* 1 (and the bytes reserved) when an allocation of size goes to device
+ * memory: within what device allocations may hold (Note [The prefetch's
+ * share of the limit]); past that, managed memory while the prefetch's
+ * share has room for it, else device memory again if the whole limit
+ * has, so that the share never leaves off the device what would have
+ * fitted without it. */
+static int on_device(size_t size) {
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  uint64_t share_limit = lms__prefetch_device_limit();
+  if (lms__ledger_reserve(size, share_limit, c->lms_kb, c->lms_frac,
+                          capacity()))
+    return 1;
+  if (share_limit == c->gpu_limit || lms__prefetch_share_fits(size)) return 0;
+  return lms__ledger_reserve(size, c->gpu_limit, c->lms_kb, c->lms_frac,
+                             capacity());
+}
+
 /* The shape of every device allocation: reserve, ask the driver, fall back
  * to managed memory past the limit or when the device is full. */
 typedef CUresult (*device_alloc_t)(void *ctx, CUdeviceptr *dptr);
 
 static CUresult place(CUdeviceptr *dptr, size_t size, device_alloc_t fn,
                       void *ctx) {
-  const lms__preload_cfg_t *c = &lms__preload_cfg;
   if (dptr == NULL || size == 0) return fn(ctx, dptr); /* the driver's error */
-  if (!lms__ledger_reserve(size, c->gpu_limit, c->lms_kb, c->lms_frac,
-                           capacity()))
-    return alloc_managed(dptr, size, "past --gpu-limit or the -lms rule");
+  if (!on_device(size)) {
+    CUresult r = alloc_managed(dptr, size, "past --gpu-limit or the -lms rule");
+    if (r == CUDA_SUCCESS) lms__prefetch_adopt(*dptr, size);
+    return r;
+  }
   CUresult r = fn(ctx, dptr);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     lms__ledger_unreserve(size);
@@ -200,11 +218,12 @@ LMS__PRELOAD_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr,
   size_t pitch = (width + 511) & ~(size_t)511;
   if (height > SIZE_MAX / pitch) return CUDA_ERROR_INVALID_VALUE;
   size_t size = pitch * height;
-  const lms__preload_cfg_t *c = &lms__preload_cfg;
-  if (!lms__ledger_reserve(size, c->gpu_limit, c->lms_kb, c->lms_frac,
-                           capacity())) {
+  if (!on_device(size)) {
     CUresult r = alloc_managed(dptr, size, "pitched, past --gpu-limit");
-    if (r == CUDA_SUCCESS) *pPitch = pitch;
+    if (r == CUDA_SUCCESS) {
+      *pPitch = pitch;
+      lms__prefetch_adopt(*dptr, size);
+    }
     return r;
   }
   CUresult r = call_pitch(&a, dptr);

@@ -259,7 +259,7 @@ size_t lms__ledger_line(char *buf, size_t size) {
       "unknown_frees=%llu device_bytes=%llu device_peak=%llu "
       "managed_bytes=%llu managed_peak=%llu launches=%llu launch_ptrs=%llu "
       "launches_managed=%llu period=%llu prefetches=%llu prefetch_bytes=%llu "
-      "evictions=%llu resident_peak=%llu\n",
+      "evictions=%llu resident_peak=%llu adopted=%llu\n",
       (unsigned long long)s.allocs, (unsigned long long)s.device_allocs,
       (unsigned long long)s.managed_allocs,
       (unsigned long long)s.app_managed_allocs,
@@ -271,7 +271,8 @@ size_t lms__ledger_line(char *buf, size_t size) {
       (unsigned long long)s.launch_ptrs,
       (unsigned long long)s.launches_managed, (unsigned long long)p.period,
       (unsigned long long)p.prefetches, (unsigned long long)p.prefetch_bytes,
-      (unsigned long long)p.evictions, (unsigned long long)p.resident_peak);
+      (unsigned long long)p.evictions, (unsigned long long)p.resident_peak,
+      (unsigned long long)p.adopted);
   if (n < 0) return 0;
   return (size_t)n < size ? (size_t)n : size - 1;
 }

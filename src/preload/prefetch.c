@@ -45,11 +45,25 @@
  * Launches on a stream being captured into a graph are left alone: they
  * run later, and a move issued now could invalidate the capture.
  *
- * Limits: device allocations made before the loop may hold the whole
- * limit, leaving the prefetch no room (caffe's -lms rule keeps large
- * allocations managed and so leaves it some); one stream serves the first
- * context that launches; allocations passed inside structures or offset
- * into are not seen (Note [Which launch parameters are pointers]). */
+ * Limits: one stream serves the first context that launches; allocations
+ * passed inside structures or offset into are not seen (Note [Which
+ * launch parameters are pointers]). */
+
+/* Note [The prefetch's share of the limit]
+ * Device allocations cannot move, so a program that allocates everything
+ * before its loop (most do) would leave the prefetch no room if they
+ * could take the whole limit.  So with the prefetch on, device
+ * allocations hold at most the limit less the window's share (BYTES or
+ * PERCENT), plus whatever of that share is resident at the time; an
+ * allocation past that is managed memory while the share has room for
+ * it, moved to the device at once (adopted), where it runs at device
+ * speed until the learned prefetch needs the room for an allocation the
+ * coming launches use more.  One the share has no room for goes to the
+ * device if the whole limit has, as without the share.  A program that
+ * fits in the limit thus runs on the device whole, part of it in managed
+ * memory.  The share is the cost: up to that much is managed memory even
+ * when everything fits, which some calls refuse (IPC handles, for one);
+ * --prefetch-window 0 gives device allocations the whole limit again. */
 
 #define MAX_RESIDENT 1024
 #define MAX_ACTIONS 64
@@ -271,6 +285,54 @@ void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
     }
     pthread_mutex_unlock(&g_lock);
   }
+}
+
+uint64_t lms__prefetch_device_limit(void) {
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  if (!lms__prefetch_enabled()) return c->gpu_limit;
+  pthread_mutex_lock(&g_lock);
+  uint64_t resident = g_res_bytes;
+  pthread_mutex_unlock(&g_lock);
+  return c->gpu_limit - cap_bytes() + resident;
+}
+
+int lms__prefetch_share_fits(uint64_t size) {
+  if (!lms__prefetch_enabled()) return 0;
+  pthread_mutex_lock(&g_lock);
+  int fits = g_nres < MAX_RESIDENT && g_res_bytes + size <= cap_bytes();
+  pthread_mutex_unlock(&g_lock);
+  return fits;
+}
+
+void lms__prefetch_adopt(uint64_t ptr, uint64_t size) {
+  const lms__preload_cfg_t *c = &lms__preload_cfg;
+  if (!lms__prefetch_enabled()) return;
+  pthread_mutex_lock(&g_lock);
+  int ok = g_nres < MAX_RESIDENT && find_res(ptr) == NULL &&
+           g_res_bytes + size <= cap_bytes() &&
+           lms__ledger_reserve(size, c->gpu_limit, -1, 0.0, 0);
+  if (ok) {
+    /* In use from now: sent back only once a launch has passed. */
+    g_res[g_nres++] = (resident_t){ptr, size, g_period ? g_period->n : 0};
+    g_res_bytes += size;
+    g_st.adopted++;
+    g_st.prefetches++;
+    g_st.prefetch_bytes += size;
+    if (g_res_bytes > g_st.resident_peak) g_st.resident_peak = g_res_bytes;
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (!ok) return;
+  action_t a = {ptr, size, 1};
+  CUdevice dev = 0;
+  cuCtxGetDevice_fn getdev = REAL(cuCtxGetDevice);
+  if (have_stream() && getdev != NULL && getdev(&dev) == CUDA_SUCCESS &&
+      move(&a, dev) == 0)
+    return;
+  pthread_mutex_lock(&g_lock);
+  g_st.failed++;
+  resident_t *r = find_res(ptr);
+  if (r != NULL) drop_res(r);
+  pthread_mutex_unlock(&g_lock);
 }
 
 void lms__prefetch_forget(uint64_t ptr) {

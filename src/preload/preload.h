@@ -186,6 +186,7 @@ typedef struct lms__prefetch_stats {
   uint64_t skipped;         /* no room, or past the window */
   uint64_t failed;          /* moves the driver refused */
   uint64_t resident, resident_peak;
+  uint64_t adopted;         /* made resident as allocated (the share) */
 } lms__prefetch_stats_t;
 
 /* 1 with a limit and a window of at least one step. */
@@ -193,6 +194,15 @@ int lms__prefetch_enabled(void);
 /* A launch of fn on stream handed the managed allocations managed[0..n). */
 void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
                           CUstream stream);
+/* What device allocations may hold of the limit: all of it with the
+ * prefetch off, else all but the prefetch's share not yet resident (Note
+ * [The prefetch's share of the limit]). */
+uint64_t lms__prefetch_device_limit(void);
+/* 1 when the share has room for size more resident bytes now. */
+int lms__prefetch_share_fits(uint64_t size);
+/* ptr, a managed allocation just made past that share, is moved to the
+ * device at once if the share has room. */
+void lms__prefetch_adopt(uint64_t ptr, uint64_t size);
 /* ptr (managed, ours) is about to be freed. */
 void lms__prefetch_forget(uint64_t ptr);
 void lms__prefetch_stats(lms__prefetch_stats_t *out);

@@ -476,9 +476,11 @@ static int loop(uint64_t chunks, uint64_t iters) {
   CHECK(e.managed_on_device == 0, "%llu managed bytes still counted on the "
         "device after every free", (unsigned long long)e.managed_on_device);
   printf("loop ok: %llu chunks x %llu passes, managed on the device at most "
-         "%llu MiB, %llu prefetch calls\n",
+         "%llu MiB, device and managed on the device together at most %llu "
+         "MiB, %llu prefetch calls\n",
          (unsigned long long)chunks, (unsigned long long)iters,
          (unsigned long long)(s.managed_on_device_peak / MiB),
+         (unsigned long long)(s.footprint_peak / MiB),
          (unsigned long long)s.prefetch_calls);
   return 0;
 }

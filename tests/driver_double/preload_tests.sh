@@ -76,7 +76,10 @@ stat() { grep -o "lms preload: .*" <<<"$err" | tr ' ' '\n' | sed -n "s/^$1=//p";
 stat_is() { [ "$(stat "$1")" = "$2" ]; }
 
 limit_case() { # limit_case PROG ROUTE
-  run_pre LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$1" "$2" limit 64
+  # The placement rule alone: without the prefetch's share of the limit
+  # (Note [The prefetch's share of the limit]).
+  run_pre LMS_GPU_LIMIT=64MiB LMS_PREFETCH_WINDOW=0 LMS_STATS_LINE=1 -- \
+    "$1" "$2" limit 64
   check "the program's checks pass" status_is 0
   check "it says so" out_has "limit ok"
   # 48 MiB and 8 MiB on the device, 32 MiB managed; six kernels, each
@@ -154,30 +157,56 @@ prefetch_loop)
   run_pre CUDOUBLE_CAPTURING=1 LMS_GPU_LIMIT=32MiB LMS_KB=1024 LMS_FRAC=0 \
     LMS_PREFETCH_WINDOW=4,50% LMS_STATS_LINE=1 -- "$dl" procaddr loop 12 6
   check "capturing: the loop's checks pass" status_is 0
-  check "capturing: no prefetch" stat_is prefetches 0
-  check "capturing: no period learned" stat_is period 0 ;;
+  check "capturing: nothing prefetched at launches" \
+    [ "$(stat prefetches)" = "$(stat adopted)" ]
+  check "capturing: no period learned" stat_is period 0
+  # Note [The prefetch's share of the limit]: no -lms rule, so device
+  # allocations take the limit less the share (16 MiB: 2 chunks), the
+  # next 2 are managed and adopted on the device, the rest managed; the
+  # learned prefetch then rotates them through the share.
+  run_pre LMS_GPU_LIMIT=32MiB LMS_PREFETCH_WINDOW=4,50% LMS_STATS_LINE=1 -- \
+    "$dl" procaddr loop 12 6
+  check "share: the loop's checks pass" status_is 0
+  check "share: 2 device allocations" stat_is device_allocs 2
+  check "share: 10 managed" stat_is managed_allocs 10
+  check "share: 2 adopted" stat_is adopted 2
+  check "share: more moved in the loop" test "$(stat prefetches)" -gt 2
+  check "share: and sent back" test "$(stat evictions)" -gt 0
+  check "share: the double saw at most 32 MiB on the device" \
+    out_has "device and managed on the device together at most 32 MiB" ;;
 launch_kernels)
   # cudart 12 launches CUkernels: their parameters come from
   # cuKernelGetParamInfo (Note [Which launch parameters are pointers]).
-  run_pre CUDOUBLE_LIBRARY_KERNELS=1 LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
+  run_pre CUDOUBLE_LIBRARY_KERNELS=1 LMS_GPU_LIMIT=64MiB LMS_PREFETCH_WINDOW=0 \
+    LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
   check "CUkernel launches run" status_is 0
   check "6 pointers recognised through cuKernelGetParamInfo" stat_is launch_ptrs 6
   check "2 launches with managed memory" stat_is launches_managed 2
   # A driver that describes no parameter: launches still run, unseen.
-  run_pre CUDOUBLE_LIBRARY_KERNELS=2 LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
+  run_pre CUDOUBLE_LIBRARY_KERNELS=2 LMS_GPU_LIMIT=64MiB LMS_PREFETCH_WINDOW=0 \
+    LMS_STATS_LINE=1 -- "$dl" procaddr limit 64
   check "undescribed launches run" status_is 0
   check "6 launches counted" stat_is launches 6
   check "no pointer seen" stat_is launch_ptrs 0 ;;
 limit_procaddr1) limit_case "$dl" procaddr1 ;;
 oversub)
-  # 3 x a 64 MiB limit on a 128 MiB device.
-  run_pre LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 3
+  # 3 x a 64 MiB limit on a 128 MiB device, the placement rule alone.
+  run_pre LMS_GPU_LIMIT=64MiB LMS_PREFETCH_WINDOW=0 LMS_STATS_LINE=1 -- \
+    "$dl" procaddr oversub 64 3
   check "completes" status_is 0
   check "all 192 MiB" out_has "oversub ok: 192 MiB in 24 chunks, 128 MiB managed, device peak 64 MiB"
   check "24 allocations" stat_is allocs 24
   check "16 managed" stat_is managed_allocs 16
   check "device peak at the limit" stat_is device_peak 67108864
   check "all freed" stat_is frees 24
+  # With the prefetch's default share (60 %, 38.4 MiB): 3 chunks on the
+  # device, 4 managed and adopted, then one more on the device, which the
+  # share had no room for and the limit had.
+  run_pre LMS_GPU_LIMIT=64MiB LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 3
+  check "share: completes" status_is 0
+  check "share: 4 on the device" stat_is device_allocs 4
+  check "share: 4 adopted" stat_is adopted 4
+  check "share: device use at the limit" stat_is device_peak 67108864
   # No limit: the device's own out-of-memory sends the rest to managed.
   run_pre LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 3
   check "completes without a limit" status_is 0
@@ -190,13 +219,13 @@ oversub_without_preload)
 lms_rule)
   # caffe's -lms 4096 -lms_frac 0.5 under 64 MiB: 8 MiB chunks stay on
   # the device until demand passes 32 MiB.
-  run_pre LMS_GPU_LIMIT=64MiB LMS_KB=4096 LMS_FRAC=0.5 LMS_STATS_LINE=1 -- \
-    "$dl" procaddr oversub 64 1
+  run_pre LMS_GPU_LIMIT=64MiB LMS_KB=4096 LMS_FRAC=0.5 LMS_PREFETCH_WINDOW=0 \
+    LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 1
   check "completes" status_is 0
   check "device peak 32 MiB" stat_is device_peak 33554432
   check "4 managed" stat_is managed_allocs 4
-  run_pre LMS_GPU_LIMIT=64MiB LMS_KB=16384 LMS_FRAC=0.5 LMS_STATS_LINE=1 -- \
-    "$dl" procaddr oversub 64 1
+  run_pre LMS_GPU_LIMIT=64MiB LMS_KB=16384 LMS_FRAC=0.5 LMS_PREFETCH_WINDOW=0 \
+    LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 1
   check "chunks under -lms stay on the device" stat_is managed_allocs 0 ;;
 async)
   run_pre LMS_GPU_LIMIT=32MiB LMS_STATS_LINE=1 -- "$dl" procaddr async 32
@@ -275,10 +304,12 @@ run_env)
   show ;;
 run_stats)
   export ASAN_OPTIONS=verify_asan_link_order=0
-  run -- "$lms" --gpu-limit 64MiB run --stats -- "$dl" procaddr limit 64
+  run -- "$lms" --gpu-limit 64MiB --prefetch-window 0 run --stats -- \
+    "$dl" procaddr limit 64
   check "the program passes under lms run" status_is 0
   check "the summary is printed at exit" err_has "lms preload: allocs=3 device_allocs=2 managed_allocs=1"
-  run -- "$lms" run --gpu-limit 64MiB -- "$linked" direct limit 64
+  run -- "$lms" run --gpu-limit 64MiB --prefetch-window 0 -- \
+    "$linked" direct limit 64
   check "a flag after run works too, linked program" status_is 0
   check "no summary without --stats" err_lacks "lms preload:"
   show ;;
