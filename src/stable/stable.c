@@ -853,13 +853,8 @@ int lms__stable_prefetch(lms__stable_t *s, void *const *ptrs, int n,
               b->size, s->drv.error_name(res));
       continue;
     }
-    b->resident = 1;
     b->batch = batch;
-    lru_push(s, b);
-    s->st.resident += b->size;
-    s->st.prefetches++;
-    s->st.prefetch_bytes += b->size;
-    note_peak(s);
+    set_resident(s, b);
     moved++;
   }
   pthread_mutex_unlock(&s->lock);
