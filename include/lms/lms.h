@@ -162,6 +162,69 @@ LMS_API int lms_chunk_host_homed(const lms_chunk_t *chunk);
 /* 1 if the chunk has a valid copy on the device right now. */
 LMS_API int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk);
 
+/* ---- Memory the framework owns (autograd mode) ------------------------ */
+/* A framework that keeps its own device memory (PyTorch's allocator) hands
+ * lms the bytes of a tensor it saves for later (an activation saved for
+ * backward) and asks for them back when it needs them.  The saved bytes
+ * become a host-homed chunk; reading them back is an ordinary acquire, so
+ * the schedule, the prefetch window, victim choice and stats are the same
+ * as in handle mode. */
+
+/* 1 if the -lms/-lms_frac rule sends a tensor of `size` bytes to host
+ * memory while the device demand is `in_use` bytes (not counting this one)
+ * of `capacity` (0: the context's --gpu-limit budget).  0 otherwise, and
+ * 0 when -lms is off. */
+LMS_API int lms_offload_wanted(const lms_ctx_t *ctx, uint64_t size,
+                               uint64_t in_use, uint64_t capacity);
+
+/* Allocates a host-homed chunk of `size` bytes holding a copy of the
+ * framework's device memory at `src`, as it is once the work enqueued on
+ * `stream` so far has run.  The copy runs on lms's own device-to-host
+ * stream; `stream` does not wait for it.  The caller must not change or
+ * reuse the memory at src until lms_chunk_query() returns LMS_OK.  For the
+ * schedule, the chunk counts as overwritten by the current step. */
+LMS_API lms_status_t lms_alloc_copy(lms_ctx_t *ctx, const void *src,
+                                    size_t size, lms_stream_t stream,
+                                    lms_chunk_t **out);
+/* LMS_OK when no copy into the chunk's host home is in flight (after
+ * lms_alloc_copy: the source may be reused); LMS_NOT_READY while one is. */
+LMS_API lms_status_t lms_chunk_query(lms_ctx_t *ctx, lms_chunk_t *chunk);
+/* Frees the chunk now if it is not acquired, or else when its last
+ * acquire is released. */
+LMS_API lms_status_t lms_free_when_released(lms_ctx_t *ctx,
+                                            lms_chunk_t *chunk);
+
+/* The shape of a tensor laid over a chunk's bytes, in DLPack's terms. */
+#define LMS_TENSOR_MAX_DIMS 16
+typedef struct lms_tensor_desc {
+  int ndim;                              /* 0 .. LMS_TENSOR_MAX_DIMS */
+  int64_t shape[LMS_TENSOR_MAX_DIMS];    /* each >= 0 */
+  int64_t strides[LMS_TENSOR_MAX_DIMS];  /* in elements, each >= 0 */
+  uint64_t byte_offset;                  /* of element 0 in the chunk */
+  uint8_t dtype_code;                    /* DLPack's: 0 int, 1 uint, 2 float,
+                                            4 bfloat, 5 complex, 6 bool */
+  uint8_t dtype_bits;                    /* 8, 16, 32, 64 or 128 */
+  int device_id;                         /* the GPU's ordinal */
+} lms_tensor_desc_t;
+
+/* Acquires the chunk for reading on `stream` and returns, in *managed, a
+ * DLPack DLManagedTensor (DLPack 0.x layout) over its device copy with the
+ * shape in desc: CUDA memory on the CUDA device, CPU memory on the
+ * simulated one, whose device memory is host memory.  The tensor's deleter
+ * releases the acquire on `stream` (and frees the chunk if
+ * lms_free_when_released was called), so the chunk stays on the device
+ * exactly as long as the tensor lives.  Hand it to a framework's
+ * from_dlpack in a capsule named "dltensor".  LMS_ERR_INVALID when the
+ * shape reaches past the chunk's bytes. */
+LMS_API lms_status_t lms_acquire_dlpack(lms_ctx_t *ctx, lms_chunk_t *chunk,
+                                        lms_stream_t stream,
+                                        const lms_tensor_desc_t *desc,
+                                        void **managed);
+/* Adds `ns` to the compute time the trace records for the current step
+ * without enqueuing any work: for a framework that timed its own kernels
+ * (lms_compute also enqueues a timed kernel). */
+LMS_API lms_status_t lms_trace_compute(lms_ctx_t *ctx, uint64_t ns);
+
 /* ---- Steps and schedules --------------------------------------------- */
 /* A step is one unit of device work (a layer's forward or backward): the
  * chunks it acquires and the work enqueued with them.  Marking steps lets

@@ -328,6 +328,10 @@ lms_status_t lms_release(lms_ctx_t *ctx, lms_chunk_t *chunk,
     return fail(ctx, LMS_ERR_INVALID, "%s: stream must not be NULL", "lms_release");
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = lms__swap_release(&ctx->swap, chunk, stream);
+  if (st == LMS_OK && chunk->pins == 0 && chunk->free_on_release) {
+    lms__plan_on_free(ctx->plan, chunk);
+    st = lms__swap_free(&ctx->swap, chunk);
+  }
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }

@@ -116,6 +116,13 @@ typedef struct lms_dev_ops {
   /* Optional.  Told the budget that device use is kept under, a device
    * whose allocator caches returned memory keeps no more than that. */
   void (*set_budget)(lms_dev_t *d, uint64_t bytes);
+  /* Optional (NULL: copies take any device address, as CUDA's do).
+   * Declares [ptr, ptr + size) device memory that another allocator owns
+   * (a framework's tensor), so that copies may read or write it until
+   * ext_unregister(ptr).  The simulated device checks every copy's device
+   * side against its own allocations and these ranges. */
+  lms_status_t (*ext_register)(lms_dev_t *d, const void *ptr, size_t size);
+  lms_status_t (*ext_unregister)(lms_dev_t *d, const void *ptr);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */

@@ -20,7 +20,9 @@
  * context, which no runtime above it survives.  dev_free_after counts as
  * a dev_free call, since it is one, deferred.  wait_cost, now_ns,
  * set_budget and destroy are passed through uncounted: they cannot fail
- * or change nothing (device.h). */
+ * or change nothing (device.h); so are ext_register and ext_unregister,
+ * which only tell the simulated device what it may check copies
+ * against. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -248,6 +250,12 @@ static uint64_t w_now_ns(lms_dev_t *d) {
 static void w_set_budget(lms_dev_t *d, uint64_t bytes) {
   F(d)->inner->ops->set_budget(F(d)->inner, bytes);
 }
+static lms_status_t w_ext_register(lms_dev_t *d, const void *p, size_t n) {
+  return F(d)->inner->ops->ext_register(F(d)->inner, p, n);
+}
+static lms_status_t w_ext_unregister(lms_dev_t *d, const void *p) {
+  return F(d)->inner->ops->ext_unregister(F(d)->inner, p);
+}
 static void faulty_destroy(lms_dev_t *d) {
   faulty_t *f = F(d);
   f->inner->ops->destroy(f->inner);
@@ -301,6 +309,8 @@ lms_status_t lms__faulty_wrap(lms_dev_t *inner, const char *spec,
       .destroy = faulty_destroy,
       .dev_free_after = io->dev_free_after ? w_dev_free_after : NULL,
       .set_budget = io->set_budget ? w_set_budget : NULL,
+      .ext_register = io->ext_register ? w_ext_register : NULL,
+      .ext_unregister = io->ext_unregister ? w_ext_unregister : NULL,
   };
   f->head.ops = &f->ops;
   f->inner = inner;

@@ -200,6 +200,7 @@ typedef struct sim {
   size_t ngaps, gaps_cap;
   sim_table_t dev;     /* size: the bytes asked for */
   sim_table_t host;    /* size: the bytes asked for */
+  sim_table_t ext;     /* a framework's device memory (ext_register) */
   sim_table_t streams; /* size: 1 */
   sim_table_t events;  /* size: 1 */
 
@@ -621,6 +622,7 @@ static lms_status_t check_dev_range(sim_t *s, const char *what,
                                     const char *side, const void *p,
                                     size_t n) {
   const sim_range_t *r = table_containing(&s->dev, (uintptr_t)p);
+  if (r == NULL) r = table_containing(&s->ext, (uintptr_t)p);
   if (r == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID,
                     "%s: %s %p is not in a live device allocation", what,
@@ -643,7 +645,8 @@ static lms_status_t check_host_range(sim_t *s, const char *what,
                                      size_t n) {
   if (p == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %s is NULL", what, side);
-  if (table_containing(&s->dev, (uintptr_t)p) != NULL)
+  if (table_containing(&s->dev, (uintptr_t)p) != NULL ||
+      table_containing(&s->ext, (uintptr_t)p) != NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID,
                     "%s: %s %p is device memory, not host memory", what, side,
                     p);
@@ -796,6 +799,50 @@ static lms_status_t sim_wait_cost(lms_dev_t *d, void *stream, void *event,
   return st;
 }
 
+/* Note [A framework's device memory on the simulated device]
+ * In autograd mode the bytes to offload live in the framework's tensors,
+ * which the simulated device did not allocate; with CPU tensors standing
+ * for GPU ones they are ordinary host memory.  ext_register lets copies
+ * take such a range as device memory, so the copy checks still hold for
+ * everything else.  A range may not overlap the device's own memory. */
+static lms_status_t sim_ext_register(lms_dev_t *d, const void *ptr,
+                                     size_t size) {
+  sim_t *s = (sim_t *)d;
+  lms_status_t st = LMS_OK;
+  uintptr_t p = (uintptr_t)ptr;
+  pthread_mutex_lock(&s->mu);
+  size_t idx;
+  if (ptr == NULL || size == 0 || p + size < p)
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: empty or wrapping range");
+  else if (s->arena != NULL && p < (uintptr_t)s->arena + s->arena_size &&
+           p + size > (uintptr_t)s->arena)
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: %p is the device's own "
+                  "memory", ptr);
+  else if (table_find(&s->ext, p, &idx))
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: %p is registered "
+                  "already", ptr);
+  else if (table_reserve(&s->ext) != 0)
+    st = SIM_FAIL(s, LMS_ERR_HOST_OOM, "ext_register: no host memory");
+  else
+    table_insert(&s->ext, p, size);
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+static lms_status_t sim_ext_unregister(lms_dev_t *d, const void *ptr) {
+  sim_t *s = (sim_t *)d;
+  lms_status_t st = LMS_OK;
+  size_t idx;
+  pthread_mutex_lock(&s->mu);
+  if (table_find(&s->ext, (uintptr_t)ptr, &idx))
+    table_remove(&s->ext, idx);
+  else
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_unregister: %p is not registered",
+                  ptr);
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
 static uint64_t sim_now_ns(lms_dev_t *d) {
   sim_t *s = (sim_t *)d;
   pthread_mutex_lock(&s->mu);
@@ -826,6 +873,7 @@ static void sim_destroy(lms_dev_t *d) {
   sim_t *s = (sim_t *)d;
   free(s->dev.v); /* the blocks are stretches of the arena */
   s->dev.v = NULL;
+  free(s->ext.v);
   if (s->arena != NULL) munmap(s->arena, s->arena_size);
   free(s->gaps);
   table_free_all(&s->host, 1);
@@ -859,6 +907,8 @@ static const lms_dev_ops_t sim_ops = {
     .wait_cost = sim_wait_cost,
     .now_ns = sim_now_ns,
     .destroy = sim_destroy,
+    .ext_register = sim_ext_register,
+    .ext_unregister = sim_ext_unregister,
 };
 
 /* ---- Creation and the fault spec ------------------------------------ */

@@ -170,6 +170,8 @@ struct lms__plan {
   uint64_t serial0;      /* the last serial handed out when step 0 was
                             recorded (Note [Same shape, other chunk]) */
   uint32_t pos;          /* active: position of the current step */
+  uint64_t step_serial;  /* the last serial handed out before the current
+                            step began */
   uint64_t relearns;
 
   /* The current step's references, as seen. */
@@ -363,12 +365,18 @@ static void restart_learning(lms__plan_t *p) {
  * 0 (allocated after it was recorded: a fresh tensor taking the role of
  * one still alive, as when an input batch is loaded before the last one
  * is freed).  An older, live chunk in step 0's place means another step of
- * the same shape. */
+ * the same shape.  So is a chunk made in the step itself while step 0's
+ * is alive: a framework saving one activation per step for backward
+ * (autograd mode, lms_alloc_copy) allocates a fresh chunk of the same
+ * size in every layer of a stack of equal layers, and only once step 0's
+ * chunk has been freed (after its backward) can a fresh one take its
+ * part. */
 static int repeats_step0(const lms__plan_t *p) {
   const pstep_t *s0 = &p->steps[0];
   for (uint32_t i = 0; i < s0->n && i < p->ncur; i++) {
     uint64_t was = p->refs[s0->first + i].key, now = p->cur[i].key;
-    if (was != now && live_chunk(p, was) != NULL && now <= p->serial0)
+    if (was != now && live_chunk(p, was) != NULL &&
+        (now <= p->serial0 || now > p->step_serial))
       return 0;
   }
   return 1;
@@ -636,6 +644,7 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
   close_step(p);
   p->ncur = 0;
   p->pending_ns = 0;
+  p->step_serial = p->swap->serial;
   p->t++;
   p->swap->step = p->t;
   lms__stat_add(&p->swap->stats.steps, 1);

@@ -594,7 +594,10 @@ static void process_deferred(lms__swap_t *s, int wait) {
 
 /* ---- Chunks ------------------------------------------------------------------ */
 
-lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
+/* A chunk placed by the -lms/-lms_frac rule, or in host memory whatever
+ * the rule says when `host` is set. */
+static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
+                                lms_chunk_t **out) {
   if (size == 0) {
     lms__errf(s->err, "lms_alloc: size 0; a chunk holds 1 byte or more");
     return LMS_ERR_INVALID;
@@ -613,7 +616,7 @@ lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
     return LMS_ERR_HOST_OOM;
   }
   c->size = size;
-  c->host_homed = lms__place_on_host(
+  c->host_homed = host || lms__place_on_host(
       &s->placement, size, (uint64_t)s->stats.device_allocated.current);
   lms_status_t st;
   if (!c->host_homed) {
@@ -661,6 +664,95 @@ lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
   s->all = c;
   lms__stat_add(&s->stats.chunks, 1);
   *out = c;
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
+  return alloc_chunk(s, size, 0, out);
+}
+
+/* Note [Bytes the framework owns]
+ * In autograd mode a chunk begins as a copy of a framework's tensor: the
+ * bytes are on the device in memory lms did not allocate, and lms's job
+ * is to hold them in host memory until the framework asks for them back.
+ * So the chunk is homed in the pinned pool whatever the placement rule
+ * says (the caller has applied the rule to the framework's demand), and
+ * the copy goes straight from the framework's address to the home on the
+ * device-to-host stream, after an event on the producer's stream: the
+ * producer never waits, and the chunk is never resident, so nothing is
+ * written back later.  The framework must not reuse the source until
+ * lms__swap_query says the copy has read it (home_ev).  From then on the
+ * chunk is an ordinary clean host-homed chunk: acquired for reading, it is
+ * brought in (or prefetched) into lms's own device blocks, and dropped,
+ * never copied back, when evicted. */
+lms_status_t lms__swap_alloc_copy(lms__swap_t *s, const void *src, size_t size,
+                                  void *stream, lms_chunk_t **out) {
+  lms_dev_t *d = s->dev;
+  lms_chunk_t *c = NULL;
+  LMS_CHECK(alloc_chunk(s, size, 1, &c));
+  void *ev = NULL;
+  lms_status_t st = lms__evpool_get(&s->events, &ev);
+  if (st != LMS_OK) {
+    device_error(s, st, "event_create before a copy from the framework");
+    goto fail;
+  }
+  st = d->ops->event_record(d, ev, stream);
+  if (st == LMS_OK) st = d->ops->stream_wait(d, s->d2h, ev);
+  lms__evpool_put(&s->events, ev);
+  if (st != LMS_OK) {
+    device_error(s, st, "ordering a copy after the producer's stream");
+    goto fail;
+  }
+  int registered = 0;
+  if (d->ops->ext_register != NULL) {
+    st = d->ops->ext_register(d, src, size);
+    if (st != LMS_OK) {
+      device_error(s, st, "ext_register of the framework's memory");
+      goto fail;
+    }
+    registered = 1;
+  }
+  st = d->ops->copy_d2h(d, c->home, src, size, s->d2h);
+  if (registered) d->ops->ext_unregister(d, src);
+  if (st != LMS_OK) {
+    device_error(s, st, "copy_d2h from the framework's memory");
+    goto fail;
+  }
+  if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
+    c->home_ev = NULL;
+  if (c->home_ev != NULL &&
+      d->ops->event_record(d, c->home_ev, s->d2h) == LMS_OK) {
+    c->home_pending = 1;
+  } else {
+    device_error(s, LMS_ERR_DEVICE, "event_record after a copy from the "
+                 "framework");
+    st = d->ops->stream_sync(d, s->d2h);
+    if (st != LMS_OK) {
+      /* The copy may still run: the home must not be reused, and the
+       * caller must not reuse the source. */
+      c->home_unknown = 1;
+      lms__swap_free(s, c);
+      return device_error(s, st, "stream_sync after a copy from the framework");
+    }
+  }
+  c->has_data = 1;
+  c->dirty = 0;
+  lms__stat_add(&s->stats.bytes_d2h, (int64_t)size);
+  *out = c;
+  return LMS_OK;
+
+fail:
+  lms__swap_free(s, c);
+  return st;
+}
+
+lms_status_t lms__swap_query(lms__swap_t *s, lms_chunk_t *c) {
+  if (c->home_unknown) return LMS_NOT_READY;
+  if (c->home_pending) {
+    if (!event_done(s, c->home_ev, "event_query for a copy home"))
+      return LMS_NOT_READY;
+    c->home_pending = 0;
+  }
   return LMS_OK;
 }
 

@@ -36,6 +36,7 @@ struct lms_chunk {
   int last_wrote;  /* the latest acquire asked to write */
   uint64_t plan_key; /* the schedule's name for this chunk; 0: none */
   int pins;
+  int free_on_release; /* lms_free_when_released: freed at the last release */
   void *ready_ev;  /* after the copy that brought the chunk in */
   int ready_pending;
   void *home_ev;   /* after the copy that last wrote the home */
@@ -100,6 +101,14 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
 void lms__swap_fini(lms__swap_t *s);
 
 lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out);
+/* A host-homed chunk holding a copy of `size` bytes at the framework's
+ * device address src, copied after the work enqueued on `stream` so far
+ * (Note [Bytes the framework owns] in residency.c). */
+lms_status_t lms__swap_alloc_copy(lms__swap_t *s, const void *src, size_t size,
+                                  void *stream, lms_chunk_t **out);
+/* LMS_OK when no copy into c's home is in flight, LMS_NOT_READY if one
+ * is. */
+lms_status_t lms__swap_query(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr);
