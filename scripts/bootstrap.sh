@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing lms needs on a Debian machine, and only
 # what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion,
-# and gnuplot (gnuplot-nox) for the charts of `lms report`, optional.
+# and, optional, gnuplot (gnuplot-nox) for the charts of `lms report` and
+# python3-torch for the PyTorch offload tests.
 # Quiet and quick when everything is there.
 set -euo pipefail
 
@@ -17,9 +18,15 @@ else
   missing+=(libjemalloc-dev libcriterion-dev)
 fi
 # gnuplot draws the charts of `lms report`; without it the report still
-# comes out, with a note, so failing to install it fails nothing.
+# comes out, with a note, so failing to install it fails nothing.  Debian's
+# CPU build of PyTorch runs the autograd-offload tests with real PyTorch
+# (tests/python/test_offload_torch.py); without it they report themselves
+# skipped.
 optional=()
 command -v gnuplot >/dev/null 2>&1 || optional+=(gnuplot-nox)
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+  optional+=(python3-torch)
+fi
 [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -35,15 +42,15 @@ export DEBIAN_FRONTEND=noninteractive
 install_optional() {
   [ ${#optional[@]} -eq 0 ] && return 0
   if [ "$sudo" = none ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "bootstrap: cannot install ${optional[*]}; lms report will skip its charts" >&2
+    echo "bootstrap: cannot install ${optional[*]}; their charts or tests will be skipped" >&2
     return 0
   fi
-  echo "bootstrap: installing ${optional[*]} (charts of lms report)" >&2
+  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests)" >&2
   { $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
     { $sudo apt-get update -qq &&
       $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}"; }
   } >/dev/null 2>&1 ||
-    echo "bootstrap: could not install ${optional[*]}; lms report will skip its charts" >&2
+    echo "bootstrap: could not install ${optional[*]}; their charts or tests will be skipped" >&2
   return 0
 }
 

@@ -701,9 +701,11 @@ lms_status_t lms_options_set(lms_options_t *opts, const char *name,
  * that `lms report` runs (src/cli/plot.h); LMS_PRELOAD_LIB, the interposer
  * `lms run` preloads (src/cli/run.c); LMS_STATS_LINE, the interposer's
  * summary at exit (src/preload/init.c); LMS_TORCH_LIB, the library
- * python/lms_torch.py loads. */
+ * python/lms_torch.py loads; LMS_LIB, the liblms.so python/lms_offload.py
+ * loads. */
 static const char *const kCommandEnv[] = {"LMS_GNUPLOT", "LMS_PRELOAD_LIB",
-                                          "LMS_STATS_LINE", "LMS_TORCH_LIB"};
+                                          "LMS_STATS_LINE", "LMS_TORCH_LIB",
+                                          "LMS_LIB"};
 
 /* Warns about LMS_* variables that name no option: most likely a typo that
  * would otherwise be silently ignored. */
