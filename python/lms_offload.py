@@ -446,11 +446,15 @@ def _main(argv):
             x for x in (here, env.get("PYTHONPATH")) if x)
         os.execve(sys.executable,
                   [sys.executable, "-m", "lms_offload"] + argv, env)
+    import importlib
     import runpy
-    install()
+    # The script's `import lms_offload` must find the installed state, not
+    # this copy run as __main__.
+    mod = importlib.import_module("lms_offload")
+    mod.install()
     sys.argv = argv
     runpy.run_path(argv[0], run_name="__main__")
-    uninstall()
+    mod.uninstall()
     return 0
 
 

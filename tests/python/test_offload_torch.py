@@ -191,6 +191,25 @@ CASES = {
         assert r.returncode == 0, r.stdout + r.stderr
         assert "schedule" in r.stdout, r.stdout
     """,
+    "python_m_lms_offload_runs_a_script_unchanged": """
+        import os, subprocess, tempfile
+        script = os.path.join(tempfile.mkdtemp(), "train.py")
+        open(script, "w").write(
+            "import torch, lms_offload\\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(64, 64),\\n"
+            "                        torch.nn.ReLU(), torch.nn.Linear(64, 1))\\n"
+            "m(torch.randn(32, 64)).sum().backward()\\n"
+            "print('offloaded', lms_offload._installed.stats()"
+            "['hooks']['offloaded'])\\n")
+        env = dict(os.environ, LMS_DEVICE="sim", LMS_KB="0",
+                   LMS_GPU_LIMIT="64MiB")
+        env.pop("GLIBC_TUNABLES")  # it sets it and starts Python again
+        r = subprocess.run([sys.executable, "-m", "lms_offload", script],
+                           capture_output=True, text=True, env=env,
+                           cwd=%r)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "offloaded 2" in r.stdout, r.stdout + r.stderr
+    """ % PYDIR,
     "bad_options_are_refused_by_name": """
         try:
             offload(gpu_limit="lots")
