@@ -272,6 +272,8 @@ class Offload:
 
     def _keep(self, t, nbytes):
         self.counts["kept"] += 1
+        if self.cuda:
+            return t  # PyTorch's own count of allocated bytes has it
         self.kept_live += nbytes
 
         def gone(off=weakref.ref(self), n=nbytes):
