@@ -133,7 +133,16 @@ expect 2 "--calibrate-busy" -- sim googlenet --calibrate-busy nan
 expect 2 "needs a value"    -- sim googlenet --calibrate-busy
 expect 2 "cannot be reached" -- sim unet3d --size 48 --capacities 8GiB --links pcie3 --policies schedule --calibrate-busy 5
 expect 2 "--calibrate-busy (calibrate with lms sim" -- tune --workload googlenet --calibrate-busy 30
-expect 0 "is busy 40.0"     -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies ondemand --calibrate-busy 40
+expect 0 "(asked 40.00 %"   -- sim unet3d --size 48 --capacities 400MiB --links pcie3 --policies ondemand --calibrate-busy 40
+# ... and lands within the calibration's tolerance (0.05 points) of it.
+busy=$("$lms" sim unet3d --size 48 --capacities 400MiB --links pcie3 \
+  --policies ondemand --calibrate-busy 40 2>&1 |
+  sed -n 's/.* is busy \([0-9.]*\) % (asked.*/\1/p')
+if awk -v b="$busy" 'BEGIN { exit !(b != "" && b >= 39.95 && b <= 40.05) }'; then
+  pass=$((pass + 1)); echo "ok   calibrated busy $busy % is within 0.05 of 40 %"
+else
+  fail=$((fail + 1)); echo "FAIL calibrated busy '$busy' % is not within 0.05 of 40 %"
+fi
 
 # lms report: its inputs (missing or corrupt stats and traces, links).
 rep_dir=$(mktemp -d)

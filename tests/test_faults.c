@@ -339,6 +339,9 @@ Test(faults, untracked_swap_in_block_is_not_reused_early) {
   lms_test_write(r.ctx, d, r.s[0], 2, &st);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
   lms_free(r.ctx, d);
+  /* d's block is returned to make room for c without a stream waiting on
+   * it, so that the one stream_wait below is the caller's on the copy. */
+  cr_assert(eq(int, lms_stream_sync(r.ctx, r.s[0]), LMS_OK));
   fail_next(&r, LMS__DEVOP_stream_wait);
   void *p = NULL;
   cr_assert(eq(int, lms_acquire(r.ctx, c, r.s[0], LMS_ACCESS_READ, &p),

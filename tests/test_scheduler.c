@@ -1235,9 +1235,11 @@ Test(learned, a_changed_program_is_learned_again) {
   cr_assert(ge(u64, info.relearns, 1));
   cr_assert(ge(dbl, a3, 0.95));
   /* B's first iteration ran on A's schedule, then none: mostly misses.
-   * From B's second on the new period predicts again. */
+   * From B's second on the new period predicts again: the schedule
+   * becomes active at B2's first step, too late to bring in the two
+   * chunks that step reads, so at least 7 of B2's 9 fetches are hits. */
   cr_assert(lt(dbl, b1, 0.5));
-  cr_assert(ge(dbl, b2, 0.8));
+  cr_assert(ge(dbl, b2, 7.0 / 9.0 - 1e-9));
   /* B's third iteration is fully predicted: every chunk brought in was
    * prefetched, none had to be fetched on demand.  Under this budget of
    * six or seven of B's chunks the free reserve (Note [Free reserve])

@@ -38,6 +38,8 @@ typedef struct lms__devcache {
   uint64_t segment_unit;     /* small segments' size and large ones'
                                 rounding; LMS__SMALL_SEGMENT unless set */
   int paged;                 /* Note [Paged large blocks] in devcache.c */
+  size_t small_max;          /* requests up to this share small segments;
+                                LMS__SMALL_REQUEST unless set */
   lms_stats_t *stats;        /* device_reserved, device_allocated,
                                 segments, device_ooms, device_errors */
   lms__avl_t free_blocks;    /* by (size, address): best fit */
@@ -52,7 +54,8 @@ typedef struct lms__devcache {
 
 /* Sizes are rounded up to this, and blocks are split no finer. */
 #define LMS__BLOCK_ROUND 512u
-/* Requests up to this come from shared segments of LMS__SMALL_SEGMENT. */
+/* Requests up to this come from shared segments of LMS__SMALL_SEGMENT,
+ * unless small_max says otherwise. */
 #define LMS__SMALL_REQUEST (1u << 20)
 #define LMS__SMALL_SEGMENT (2u << 20)
 

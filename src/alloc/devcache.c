@@ -41,7 +41,7 @@ struct lms__segment {
   char *base;
   size_t size;
   size_t used;  /* bytes of this segment in blocks in use */
-  int small;    /* made for requests up to LMS__SMALL_REQUEST */
+  int small;    /* made for requests up to small_max */
   lms__block_t *first;
   lms__segment_t *prev, *next;
 };
@@ -78,6 +78,7 @@ void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
                         lms_stats_t *stats, char *err) {
   memset(dc, 0, sizeof *dc);
   dc->segment_unit = LMS__SMALL_SEGMENT;
+  dc->small_max = LMS__SMALL_REQUEST;
   dc->dev = dev;
   dc->limit = limit;
   dc->stats = stats;
@@ -188,9 +189,10 @@ static int eligible(const lms__block_t *b, size_t size, void *stream) {
  * request takes only blocks of its own kind: small requests from small
  * segments, large ones from large blocks at most twice their size.  Only
  * when that and a new segment both fail is any block that fits taken. */
-static int same_kind(const lms__block_t *b, size_t size) {
+static int same_kind(const lms__devcache_t *dc, const lms__block_t *b,
+                     size_t size) {
   int small_seg = b->seg->small;
-  if (size <= LMS__SMALL_REQUEST) return small_seg;
+  if (size <= dc->small_max) return small_seg;
   return !small_seg && b->size / 2 <= size;
 }
 
@@ -200,7 +202,7 @@ static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
   for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
        n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
     lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
-    if (eligible(b, size, stream) && (!strict || same_kind(b, size))) return b;
+    if (eligible(b, size, stream) && (!strict || same_kind(dc, b, size))) return b;
   }
   return NULL;
 }
@@ -244,9 +246,10 @@ static uint64_t reserved(const lms__devcache_t *dc) {
 /* Adds a segment big enough for `size` if the limit and the device allow. */
 static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   size_t gran = (size_t)dc->segment_unit;
-  size_t seg = size <= LMS__SMALL_REQUEST
+  size_t seg = size <= dc->small_max
                    ? (gran > size ? gran : round_up(size, LMS__BLOCK_ROUND))
-                   : round_up(size, gran);
+               : dc->paged ? round_up(size, LMS__BLOCK_ROUND)
+                           : round_up(size, gran);
   uint64_t room = dc->limit - reserved(dc); /* reserved <= limit always */
   if (seg > room) seg = size;
   if (seg > room) return LMS_ERR_DEVICE_OOM;
@@ -272,7 +275,7 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   }
   s->base = base;
   s->size = seg;
-  s->small = size <= LMS__SMALL_REQUEST;
+  s->small = size <= dc->small_max;
   s->first = b;
   s->next = dc->segments;
   if (dc->segments) dc->segments->prev = s;
@@ -305,7 +308,7 @@ static lms__block_t *claim_pending(lms__devcache_t *dc, size_t size,
   for (lms__block_t *b = dc->pending; b != NULL; b = b->pnext) {
     /* Taken whole, so at most twice the request, as in eligible(). */
     if (b->event == NULL || b->size < size || b->size / 2 > size ||
-        !same_kind(b, size))
+        !same_kind(dc, b, size))
       continue;
     if (best == NULL || b->size < best->size) best = b;
   }
@@ -338,7 +341,7 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
   lms__block_t *best = NULL, *best_end = NULL;
   size_t best_total = 0;
   for (lms__segment_t *seg = dc->segments; seg != NULL; seg = seg->next) {
-    if ((size <= LMS__SMALL_REQUEST) != (seg->small != 0)) continue;
+    if ((size <= dc->small_max) != (seg->small != 0)) continue;
     for (lms__block_t *start = seg->first; start != NULL; start = start->next) {
       if (!runnable(start)) continue;
       size_t total = 0;
@@ -399,17 +402,34 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
  * Split segments fragment: after enough evictions the free bytes are there
  * but no stretch holds a large chunk, and a 4 GB chunk can need most of
  * the device emptied before segments can be returned and one grown.  In
- * paged mode every large request gets a segment of its own, rounded to the
- * segment unit (a page), never split or merged.  A free one of that size,
- * or up to half larger, is reused (stream-ordered like any block);
- * otherwise free
+ * paged mode every large request gets a segment of its own, of exactly its
+ * size rounded to LMS__BLOCK_ROUND, never split or merged.  A free one of
+ * that very size is reused (stream-ordered like any block); otherwise free
  * segments are returned to the device until the budget has room for a new
  * one.  A segment still pending for other streams is returned only for a
  * request with a stream, after that stream is made to wait for it: the
  * new memory is then used only after every use of the old, as with
  * cudaFreeAsync and cudaMallocAsync.  So a large chunk needs free bytes,
- * not a free stretch, as on a GPU whose driver maps pages (CUDA VMM).
- * Small requests share small segments as before. */
+ * not a free stretch: the device's own allocator finds the stretch (the
+ * simulated device has twice its capacity in addresses, and CUDA's
+ * stream-ordered pool maps pages).  Small requests share small segments
+ * as before.
+ *
+ * Note [What the budget wastes]
+ * The budget counts segments.  A large block wastes less than
+ * LMS__BLOCK_ROUND bytes of it: an earlier version rounded large segments
+ * to the 2 MiB segment unit and reused free ones up to half larger, so 100
+ * chunks of 2.25 MiB needed 400 MiB of budget, and programs that fit were
+ * refused.  A request of exactly a free segment's size reuses it; any
+ * other size returns free segments and grows one of its own, which costs
+ * a device call but no budget.  Small requests, up to small_max (in paged
+ * mode 1/16 of the segment unit, at least 16 KiB), share segments of the
+ * segment unit; a full one wastes less than one request, so under 1/16 of
+ * itself, and a segment left holding blocks nothing can evict wastes its
+ * free part, at most one segment unit each.  Before small_max was lowered
+ * from 1 MiB, two 768 KiB chunks took a 2 MiB segment: a quarter wasted.  The physical pages behind the
+ * budget are the device allocator's business: CUDA's pool rounds its own
+ * reservations to 2 MiB pages and packs our segments into them. */
 
 /* Returns the segment of the whole-segment free block b to the device;
  * a pending b only for a `stream`, which first waits for it. */
@@ -471,16 +491,15 @@ static lms__block_t *segment_to_return(lms__devcache_t *dc, void *stream) {
 
 static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
                                 int may_block, void **out) {
-  size_t want = round_up(size, (size_t)dc->segment_unit);
+  size_t want = round_up(size, LMS__BLOCK_ROUND);
   process_pending(dc);
-  /* A free segment of about this size, ready or pending. */
+  /* A free segment of this very size, ready or pending. */
   lms__block_t probe = {.size = want, .ptr = NULL};
   lms__block_t *b = NULL;
   for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
        n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
     lms__block_t *c = LMS__CONTAINER_OF(n, lms__block_t, node);
-    /* Up to half larger: some waste beats returning a segment. */
-    if (c->size - want > want / 2) break;
+    if (c->size != want) break;
     if (c->seg->small || c->next != NULL || c != c->seg->first) continue;
     if (!c->pending || c->stream == stream) {
       b = c;
@@ -534,7 +553,7 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
                        "1 byte up to the device limit", size);
     return LMS_ERR_INVALID;
   }
-  if (dc->paged && size > LMS__SMALL_REQUEST) {
+  if (dc->paged && size > dc->small_max) {
     lms_status_t st = paged_alloc(dc, size, stream, may_block, out);
     if (st == LMS_ERR_DEVICE_OOM)
       lms__errf(dc->err, "device out of memory: asked for %zu bytes; %llu of "

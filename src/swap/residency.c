@@ -94,6 +94,9 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   if (unit < (64u << 10)) unit = 64u << 10;
   if (unit < s->cache.segment_unit) s->cache.segment_unit = unit;
   s->cache.paged = 1;
+  /* Note [What the budget wastes] in alloc/devcache.c. */
+  s->cache.small_max = (size_t)s->cache.segment_unit / 16;
+  if (s->cache.small_max < (16u << 10)) s->cache.small_max = 16u << 10;
   lms_status_t st = lms__hostpool_create(dev, cfg->host_limit, &s->pool, err);
   if (st != LMS_OK) return st;
   if (dev->ops->stream_create(dev, &s->h2d) != LMS_OK ||

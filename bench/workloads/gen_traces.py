@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Writes traces (docs/trace-format.md) of workloads lms was not tuned on.
+
+    bench/workloads/gen_traces.py OUTDIR
+
+Each is a shape of a program people run, from its architecture, with
+fp32 sizes and compute times from FLOP counts at a modelled device speed
+(TFLOPS below); none is fitted to anything lms prints:
+
+  gpt2-medium.trace   a GPT-2 medium training step (24 layers, d 1024,
+                      16 heads, sequence 1024, batch 4), Adam
+  resnet50.trace      ResNet-50 training at 224^2, batch 64 (bottleneck
+                      blocks, BN and ReLU folded into each conv's output)
+  stream.trace        streaming inference: 48 weight blocks read in turn
+                      by a fresh batch each iteration, activations small
+  random4k.trace      20,000 chunks of 4 KiB, each step touching 24 of
+                      them at random (a key-value cache, a sparse model)
+  oddsizes.trace      a chain of steps over chunks of awkward sizes: just
+                      above powers of two, 768x768 fp32, 1.125/1.5/3 MiB,
+                      odd multiples of 512, small beside large
+"""
+import os
+import random
+import sys
+
+TFLOPS = 50e12  # the modelled device: FLOP per second
+F4 = 4  # bytes per fp32 element
+
+
+class Trace:
+    def __init__(self, name):
+        self.name = name
+        self.chunks = []  # (id, bytes, name, kind)
+        self.steps = []  # (ns, name, [refs])
+
+    def chunk(self, nbytes, name, persistent=False):
+        cid = len(self.chunks)
+        self.chunks.append((cid, int(nbytes), name,
+                            "persistent" if persistent else "transient"))
+        return cid
+
+    def step(self, flops, name, *refs):
+        ns = max(1000, int(flops / TFLOPS * 1e9))
+        self.steps.append((ns, name, list(refs)))
+
+    def write(self, path):
+        with open(path, "w") as f:
+            f.write("lms-trace 1\n")
+            f.write(f"# {self.name}: written by bench/workloads/gen_traces.py\n")
+            f.write(f"workload {self.name}\n")
+            for cid, nbytes, name, kind in self.chunks:
+                f.write(f"chunk {cid} {nbytes} {name} {kind}\n")
+            for ns, name, refs in self.steps:
+                f.write(f"step {ns} {name}")
+                for k in range(0, len(refs), 64):
+                    if k:
+                        f.write("\nrefs")
+                    f.write("".join(f" {a}:{c}" for a, c in refs[k:k + 64]))
+                f.write("\n")
+
+
+def gpt2_medium():
+    L, d, h, s, b = 24, 1024, 16, 1024, 4
+    t = Trace("gpt2-medium-b4-s1024-train")
+    tok = b * s * d * F4
+    emb = t.chunk(50257 * d * F4, "wte", True)
+    demb = t.chunk(50257 * d * F4, "wte.grad", True)
+    emb_m = t.chunk(50257 * d * F4, "wte.adam", True)
+    x0 = t.chunk(tok, "embed.out")
+    t.step(2 * b * s * d, "embed", ("r", emb), ("w", x0))
+    layers = []
+    x = x0
+    for i in range(L):
+        w = {k: t.chunk(n * F4, f"h{i}.{k}", True) for k, n in
+             (("qkv", 3 * d * d), ("proj", d * d), ("fc1", 4 * d * d),
+              ("fc2", 4 * d * d))}
+        g = {k: t.chunk(t.chunks[c][1], f"h{i}.{k}.grad", True)
+             for k, c in w.items()}
+        m = {k: t.chunk(2 * t.chunks[c][1], f"h{i}.{k}.adam", True)
+             for k, c in w.items()}
+        a = {"ln1": t.chunk(tok, f"h{i}.ln1"),
+             "qkv": t.chunk(3 * tok, f"h{i}.qkv"),
+             "att": t.chunk(b * h * s * s * F4, f"h{i}.softmax"),
+             "ctx": t.chunk(tok, f"h{i}.ctx"),
+             "res1": t.chunk(tok, f"h{i}.res1"),
+             "ln2": t.chunk(tok, f"h{i}.ln2"),
+             "fc1": t.chunk(4 * tok, f"h{i}.gelu"),
+             "out": t.chunk(tok, f"h{i}.out")}
+        t.step(8 * b * s * d, f"h{i}.ln1", ("r", x), ("w", a["ln1"]))
+        t.step(2 * b * s * 3 * d * d, f"h{i}.qkv", ("r", a["ln1"]),
+               ("r", w["qkv"]), ("w", a["qkv"]))
+        t.step(2 * b * s * s * d, f"h{i}.scores", ("r", a["qkv"]),
+               ("w", a["att"]))
+        t.step(2 * b * s * s * d, f"h{i}.attend", ("r", a["att"]),
+               ("r", a["qkv"]), ("w", a["ctx"]))
+        t.step(2 * b * s * d * d, f"h{i}.proj", ("r", a["ctx"]),
+               ("r", w["proj"]), ("r", x), ("w", a["res1"]))
+        t.step(8 * b * s * d, f"h{i}.ln2", ("r", a["res1"]), ("w", a["ln2"]))
+        t.step(2 * b * s * 4 * d * d, f"h{i}.fc1", ("r", a["ln2"]),
+               ("r", w["fc1"]), ("w", a["fc1"]))
+        t.step(2 * b * s * 4 * d * d, f"h{i}.fc2", ("r", a["fc1"]),
+               ("r", w["fc2"]), ("r", a["res1"]), ("w", a["out"]))
+        layers.append((w, g, m, a, x))
+        x = a["out"]
+    logits = t.chunk(b * s * 50257 * F4 // 8, "logits.chunked")
+    t.step(2 * b * s * d * 50257, "lm_head", ("r", x), ("r", emb),
+           ("w", logits))
+    dx = t.chunk(tok, "grad.out")
+    t.step(4 * b * s * d * 50257, "lm_head.bwd", ("r", logits), ("r", x),
+           ("r", emb), ("rw", demb), ("w", dx))
+    for i in reversed(range(L)):
+        w, g, m, a, xin = layers[i]
+        d1 = t.chunk(4 * tok, f"h{i}.gelu.grad")
+        t.step(4 * b * s * 4 * d * d, f"h{i}.fc2.bwd", ("r", dx),
+               ("r", a["fc1"]), ("r", w["fc2"]), ("rw", g["fc2"]), ("w", d1))
+        d2 = t.chunk(tok, f"h{i}.ln2.grad")
+        t.step(4 * b * s * 4 * d * d, f"h{i}.fc1.bwd", ("r", d1),
+               ("r", a["ln2"]), ("r", w["fc1"]), ("rw", g["fc1"]), ("w", d2))
+        d3 = t.chunk(tok, f"h{i}.ctx.grad")
+        t.step(4 * b * s * d * d, f"h{i}.proj.bwd", ("r", d2), ("r", dx),
+               ("r", a["res1"]), ("r", a["ctx"]), ("r", w["proj"]),
+               ("rw", g["proj"]), ("w", d3))
+        d4 = t.chunk(3 * tok, f"h{i}.qkv.grad")
+        t.step(8 * b * s * s * d, f"h{i}.attention.bwd", ("r", d3),
+               ("r", a["att"]), ("r", a["qkv"]), ("w", d4))
+        d5 = t.chunk(tok, f"h{i}.in.grad")
+        t.step(4 * b * s * 3 * d * d, f"h{i}.qkv.bwd", ("r", d4),
+               ("r", a["ln1"]), ("r", w["qkv"]), ("rw", g["qkv"]),
+               ("r", d2), ("r", xin), ("w", d5))
+        dx = d5
+    t.step(2 * b * s * d, "embed.bwd", ("r", dx), ("rw", demb))
+    t.step(10 * 50257 * d, "adam.wte", ("rw", emb), ("r", demb),
+           ("rw", emb_m))
+    for i in range(L):
+        w, g, m, a, xin = layers[i]
+        for k in w:
+            t.step(10 * t.chunks[w[k]][1] // F4, f"adam.h{i}.{k}",
+                   ("rw", w[k]), ("r", g[k]), ("rw", m[k]))
+    return t
+
+
+def resnet50():
+    b, F = 64, F4
+    t = Trace("resnet50-224-b64-train")
+    x = t.chunk(b * 3 * 224 * 224 * F, "input", True)
+    convs = []  # (weight, grad, momentum, in, out, flops)
+
+    def conv(name, cin, cout, k, hw_out, inp):
+        wbytes = cin * cout * k * k * F
+        w = t.chunk(wbytes, f"{name}.w", True)
+        g = t.chunk(wbytes, f"{name}.w.grad", True)
+        m = t.chunk(wbytes, f"{name}.w.momentum", True)
+        out = t.chunk(b * cout * hw_out * hw_out * F, f"{name}.out")
+        flops = 2 * b * cin * cout * k * k * hw_out * hw_out
+        t.step(flops, name, ("r", inp), ("r", w), ("w", out))
+        convs.append((name, w, g, m, inp, out, flops))
+        return out
+
+    y = conv("conv1", 3, 64, 7, 112, x)
+    pool = t.chunk(b * 64 * 56 * 56 * F, "pool1.out")
+    t.step(b * 64 * 56 * 56 * 9, "pool1", ("r", y), ("w", pool))
+    y, cin, hw = pool, 64, 56
+    for stage, (blocks, width) in enumerate(((3, 64), (4, 128), (6, 256),
+                                             (3, 512))):
+        for blk in range(blocks):
+            hw_out = hw // 2 if (blk == 0 and stage > 0) else hw
+            n = f"s{stage + 1}b{blk + 1}"
+            a = conv(n + ".c1", cin, width, 1, hw, y)
+            a = conv(n + ".c2", width, width, 3, hw_out, a)
+            a = conv(n + ".c3", width, 4 * width, 1, hw_out, a)
+            if blk == 0:
+                sc = conv(n + ".down", cin, 4 * width, 1, hw_out, y)
+            else:
+                sc = y
+            out = t.chunk(b * 4 * width * hw_out * hw_out * F, n + ".sum")
+            t.step(b * 4 * width * hw_out * hw_out * 2, n + ".add",
+                   ("r", a), ("r", sc), ("w", out))
+            y, cin, hw = out, 4 * width, hw_out
+    fc_w = t.chunk(2048 * 1000 * F, "fc.w", True)
+    fc_g = t.chunk(2048 * 1000 * F, "fc.w.grad", True)
+    logits = t.chunk(b * 1000 * F, "fc.out")
+    t.step(2 * b * 2048 * (49 + 1000), "pool+fc", ("r", y), ("r", fc_w),
+           ("w", logits))
+    dy = t.chunk(b * 2048 * 7 * 7 * F, "fc.in.grad")
+    t.step(4 * b * 2048 * 1000, "fc.bwd", ("r", logits), ("r", y),
+           ("r", fc_w), ("rw", fc_g), ("w", dy))
+    for name, w, g, m, inp, out, flops in reversed(convs):
+        din = t.chunk(t.chunks[inp][1], name + ".in.grad")
+        t.step(2 * flops, name + ".bwd", ("r", dy), ("r", inp), ("r", w),
+               ("rw", g), ("w", din))
+        dy = din
+    for name, w, g, m, inp, out, flops in convs:
+        t.step(6 * t.chunks[w][1] // F, "sgd." + name, ("rw", w), ("r", g),
+               ("rw", m))
+    return t
+
+
+def stream():
+    t = Trace("stream-48x48MiB-inference")
+    blocks = [t.chunk(48 << 20, f"block{i}.w", True) for i in range(48)]
+    batch = t.chunk(6 << 20, "batch")
+    x = batch
+    t.step(1e9, "load", ("w", batch))
+    for i, w in enumerate(blocks):
+        y = t.chunk(6 << 20, f"block{i}.out")
+        # 2 FLOP per weight per token, 128 tokens: compute ~ weight bytes
+        t.step(2 * (48 << 20) // F4 * 128, f"block{i}", ("r", x), ("r", w),
+               ("w", y))
+        x = y
+    return t
+
+
+def random4k():
+    rng = random.Random(4096)
+    t = Trace("random-4KiB-20000")
+    ids = [t.chunk(4096, f"kv{i}", True) for i in range(20000)]
+    for s in range(400):
+        picks = rng.sample(ids, 24)
+        refs = [("r", c) for c in picks[:18]] + [("rw", c) for c in picks[18:]]
+        t.step(2e6, f"lookup{s}", *refs)
+    return t
+
+
+def oddsizes():
+    rng = random.Random(2250)
+    M, K = 1 << 20, 1 << 10
+
+    def size():
+        k = rng.randrange(6)
+        if k == 0:
+            return (M << rng.randrange(4)) + 1
+        if k == 1:
+            return 768 * 768 * 4
+        if k == 2:
+            return rng.choice((M + M // 8, M + M // 2, 3 * M))
+        if k == 3:
+            return rng.randrange(M + 1, 24 * M)
+        if k == 4:
+            return (2 * rng.randrange(8192) + 1) * 512
+        return rng.randrange(1, 256 * K)
+
+    t = Trace("odd-sizes-chain")
+    params = [t.chunk(size(), f"p{i}", True) for i in range(40)]
+    acts = []
+    x = t.chunk(size(), "in")
+    t.step(1e9, "load", ("w", x))
+    for i in range(80):
+        y = t.chunk(size(), f"a{i}")
+        ps = rng.sample(params, 2)
+        t.step(rng.randrange(1, 8) * 5e10, f"f{i}", ("r", x), ("r", ps[0]),
+               ("r", ps[1]), ("w", y))
+        acts.append((x, ps, y))
+        x = y
+    g = t.chunk(t.chunks[x][1], "g")
+    t.step(1e10, "loss", ("r", x), ("w", g))
+    for i, (xin, ps, y) in reversed(list(enumerate(acts))):
+        gi = t.chunk(t.chunks[xin][1], f"g{i}")
+        t.step(rng.randrange(2, 16) * 5e10, f"b{i}", ("r", g), ("r", xin),
+               ("rw", ps[0]), ("r", ps[1]), ("w", gi))
+        g = gi
+    return t
+
+
+WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
+             "stream": stream, "random4k": random4k, "oddsizes": oddsizes}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for name, make in WORKLOADS.items():
+        path = os.path.join(out, name + ".trace")
+        make().write(path)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Runs `lms sim` over traces at several oversubscriptions, links and
+policies, and prints what a user would check first:
+
+  - refusals: a run that failed although its capacity holds the largest
+    step (a memory runtime must never refuse what fits);
+  - the schedule policy's iteration against the overlap bound (the run's
+    own max(compute, H2D bytes / rate, D2H bytes / rate));
+  - bytes moved by furthest-next-use victims against LRU victims.
+
+    bench/workloads/sweep.py LMS TRACE... [--over 2,4,10]
+                             [--links pcie3,pcie5,nvlink2,c2c] [--json OUT]
+
+Oversubscription k sets the capacity to the trace's peak of live bytes
+over k, but never below 1.05x its largest step.
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+
+def parse_trace(path):
+    """Peak live bytes and largest step of a trace (chunks live from the
+    first step that uses them to the last; persistent ones throughout)."""
+    size, persistent, steps, cur = {}, set(), [], None
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            if w[0] == "chunk":
+                size[w[1]] = int(w[2])
+                if w[4] == "persistent":
+                    persistent.add(w[1])
+            elif w[0] in ("step", "refs"):
+                if w[0] == "step":
+                    cur = []
+                    steps.append(cur)
+                    w = w[3:]
+                else:
+                    w = w[1:]
+                cur.extend(r.split(":", 1)[1] for r in w)
+    first, last = {}, {}
+    for i, refs in enumerate(steps):
+        for c in refs:
+            first.setdefault(c, i)
+            last[c] = i
+    delta = [0] * (len(steps) + 1)
+    base = sum(size[c] for c in persistent)
+    for c in first:
+        if c in persistent:
+            continue
+        delta[first[c]] += size[c]
+        delta[last[c] + 1] -= size[c]
+    live, peak = base, base
+    for i in range(len(steps)):
+        live += delta[i]
+        peak = max(peak, live)
+    largest = max(sum(size[c] for c in set(refs)) for refs in steps)
+    return peak, largest
+
+
+def sim(lms, trace, cap, links):
+    cmd = [lms, "sim", trace, "--capacities", f"{cap}B", "--links",
+           ",".join(links), "--policies", "lru,schedule", "--json", "-"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=3600)
+    if p.returncode != 0:
+        return None, p.stderr.strip().splitlines()[-1] if p.stderr else ""
+    return json.loads(p.stdout), ""
+
+
+def main():
+    args = sys.argv[1:]
+    opts = {"--over": "2,4,10", "--links": "pcie3,pcie5,nvlink2,c2c",
+            "--json": None}
+    rest = []
+    while args:
+        a = args.pop(0)
+        if a in opts:
+            if not args:
+                sys.exit(f"sweep: {a} needs a value")
+            opts[a] = args.pop(0)
+        else:
+            rest.append(a)
+    if len(rest) < 2:
+        sys.exit(__doc__)
+    lms, traces = rest[0], rest[1:]
+    overs = [float(x) for x in opts["--over"].split(",")]
+    links = opts["--links"].split(",")
+    rows, refusals, ratios, fnu_worse = [], [], [], []
+    print(f"{'workload':28} {'over':>5} {'GiB':>7} {'link':8} "
+          f"{'sched ms':>9} {'x bound':>8} {'lru ms':>9} "
+          f"{'sched GB':>9} {'lru GB':>9}")
+    for trace in traces:
+        peak, largest = parse_trace(trace)
+        for k in overs:
+            cap = max(int(peak / k), int(largest * 1.05))
+            cap = (cap + 511) // 512 * 512
+            res, why = sim(lms, trace, cap, links)
+            name = trace.rsplit("/", 1)[-1].removesuffix(".trace")
+            if res is None:
+                refusals.append((name, k, cap, why))
+                print(f"{name:28} {k:5.0f} {cap / 2**30:7.2f} REFUSED: {why}")
+                continue
+            by = {(r["link"], r["policy"]): r for r in res["runs"]}
+            for link in links:
+                s, l = by[(link, "schedule")], by[(link, "lru")]
+                x = s["iteration_ns"] / s["overlap_bound_ns"]
+                sgb = (s["bytes_h2d"] + s["bytes_d2h"]) / 1e9
+                lgb = (l["bytes_h2d"] + l["bytes_d2h"]) / 1e9
+                ratios.append(x)
+                if sgb > lgb * 1.0001:
+                    fnu_worse.append((name, k, link, sgb, lgb))
+                rows.append({"workload": name, "over": k, "capacity": cap,
+                             "link": link, "schedule": s, "lru": l})
+                print(f"{name:28} {k:5.0f} {cap / 2**30:7.2f} {link:8} "
+                      f"{s['iteration_ns'] / 1e6:9.1f} {x:8.3f} "
+                      f"{l['iteration_ns'] / 1e6:9.1f} {sgb:9.2f} {lgb:9.2f}")
+    print()
+    print(f"runs: {len(ratios)} schedule runs, {len(refusals)} refused "
+          f"capacities")
+    if ratios:
+        print(f"schedule / overlap bound: median {statistics.median(ratios):.3f}"
+              f", worst {max(ratios):.3f}")
+    print(f"schedule moved more bytes than lru in {len(fnu_worse)} runs")
+    for name, k, link, sgb, lgb in fnu_worse:
+        print(f"  {name} {k:.0f}x {link}: {sgb:.2f} GB vs {lgb:.2f} GB")
+    if opts["--json"]:
+        with open(opts["--json"], "w") as f:
+            json.dump({"rows": rows, "refusals": refusals}, f, indent=1)
+    sys.exit(1 if refusals else 0)
+
+
+if __name__ == "__main__":
+    main()
