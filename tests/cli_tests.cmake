@@ -43,3 +43,8 @@ target_include_directories(unit_statsfile PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(unit_statsfile PRIVATE lms_internal PkgConfig::CRITERION)
 add_test(NAME unit_statsfile COMMAND unit_statsfile --jobs 1)
 set_tests_properties(unit_statsfile PROPERTIES LABELS cpu)
+
+# Workloads lms was not tuned on: no refusal of what fits.
+add_test(NAME cli_workloads
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_workloads.sh $<TARGET_FILE:lms_cli>)
+set_tests_properties(cli_workloads PROPERTIES LABELS cpu TIMEOUT 600)

@@ -13,7 +13,7 @@ fp32 sizes and compute times from FLOP counts at a modelled device speed
                       blocks, BN and ReLU folded into each conv's output)
   stream.trace        streaming inference: 48 weight blocks read in turn
                       by a fresh batch each iteration, activations small
-  random4k.trace      20,000 chunks of 4 KiB, each step touching 24 of
+  random4k.trace      8,000 chunks of 4 KiB, each step touching 24 of
                       them at random (a key-value cache, a sparse model)
   oddsizes.trace      a chain of steps over chunks of awkward sizes: just
                       above powers of two, 768x768 fp32, 1.125/1.5/3 MiB,
@@ -212,9 +212,9 @@ def stream():
 
 def random4k():
     rng = random.Random(4096)
-    t = Trace("random-4KiB-20000")
-    ids = [t.chunk(4096, f"kv{i}", True) for i in range(20000)]
-    for s in range(400):
+    t = Trace("random-4KiB-8000")
+    ids = [t.chunk(4096, f"kv{i}", True) for i in range(8000)]
+    for s in range(600):
         picks = rng.sample(ids, 24)
         refs = [("r", c) for c in picks[:18]] + [("rw", c) for c in picks[18:]]
         t.step(2e6, f"lookup{s}", *refs)

@@ -159,6 +159,11 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     for (uint32_t s = 0; s < w->nsteps; s++) {
       const lms__wl_step_t *step = &w->steps[s];
       if (tl != NULL) tl->step = s;
+      /* A step's new chunks are made once it has begun, as a framework
+       * makes a layer's outputs when it runs the layer (Note [Same shape,
+       * other chunk] in graph/plan.c tells them from an earlier step's). */
+      st = lms_step_begin(ctx);
+      if (st != LMS_OK) goto step_failed;
       for (uint32_t r = 0; r < step->nrefs; r++) {
         uint32_t c = w->refs[step->first_ref + r].chunk;
         if (w->chunks[c].transient && span[c].first == s) {
@@ -166,8 +171,6 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
           if (st != LMS_OK) goto step_failed;
         }
       }
-      st = lms_step_begin(ctx);
-      if (st != LMS_OK) goto step_failed;
       uint32_t got = 0;
       for (; got < step->nrefs; got++) {
         const lms__wl_ref_t *ref = &w->refs[step->first_ref + got];

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# cli_workloads.sh LMS - lms sim never refuses a workload whose largest
+# step fits, on traces written outside the built-in workloads: equal chunks
+# of awkward sizes (the shapes the device cache once refused at every
+# capacity) and the odd-size and streaming traces of
+# bench/workloads/gen_traces.py, at 2x, 4x and 10x oversubscription.
+set -u
+lms=$1
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0 fail=0
+
+# N equal chunks of SIZE bytes: each written by one step, read back by
+# another in reverse order (a forward and a backward pass).
+probe() {
+  local n=$1 size=$2 out=$3
+  {
+    echo "lms-trace 1"
+    echo "workload probe-$n-$size"
+    for ((i = 0; i < n; i++)); do echo "chunk $i $size c$i transient"; done
+    for ((i = 0; i < n; i++)); do echo "step 100000 f$i w:$i"; done
+    for ((i = n - 1; i >= 0; i--)); do echo "step 100000 b$i r:$i"; done
+  } >"$out"
+}
+
+check() { # NAME CAPACITY TRACE
+  local out
+  if out=$("$lms" sim "$3" --capacities "$2" --links pcie3 \
+           --policies ondemand,schedule 2>&1); then
+    pass=$((pass + 1)); echo "ok   $1 under $2"
+  else
+    fail=$((fail + 1)); echo "FAIL $1 under $2:"; echo "$out" | sed 's/^/     /'
+  fi
+}
+
+MiB=1048576
+for spec in "100 2359296" "100 $((MiB + 1))" "60 $((2 * MiB + 1))" \
+            "40 $((4 * MiB + 1))" "100 $((MiB + MiB / 8))" \
+            "100 $((MiB + MiB / 2))" "60 $((3 * MiB))" "100 786432"; do
+  set -- $spec
+  probe "$1" "$2" "$dir/p.trace"
+  total=$(($1 * $2))
+  # In memory (the run lms sim compares with) and at 2x and 10x over.
+  for cap in $((total + total / 20)) $((total / 2)) $((total / 10)); do
+    check "$1 chunks of $2 bytes" "${cap}B" "$dir/p.trace"
+  done
+done
+
+py=$(command -v python3 || true)
+if [ -n "$py" ]; then
+  "$py" "$here/../bench/workloads/gen_traces.py" "$dir" >/dev/null
+  out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" "$dir/oddsizes.trace" \
+        "$dir/stream.trace" --over 2,4,10 --links pcie3 2>&1)
+  if [ $? -eq 0 ]; then
+    pass=$((pass + 1)); echo "ok   odd-size and streaming traces at 2x, 4x, 10x"
+  else
+    fail=$((fail + 1)); echo "FAIL odd-size and streaming traces:"; echo "$out" | sed 's/^/     /'
+  fi
+else
+  echo "skip generated traces: no python3"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
