@@ -387,10 +387,14 @@ static lms_status_t block_alloc(sim_t *s, sim_table_t *t, const char *what,
  * came from mmap anywhere in the address space, a second run in the same
  * process (lms sim, lms tune) would place chunks differently from the
  * first and time differently.  The simulated device therefore reserves
- * one range at creation, twice its capacity so that the range never runs
- * out before the capacity does, and hands out page-rounded stretches of
- * it first fit; a freed stretch is given back to the host with
- * MADV_DONTNEED.  The same calls give the same addresses. */
+ * one range at creation and hands out page-rounded stretches of it first
+ * fit; a freed stretch is given back to the host with MADV_DONTNEED.  The
+ * same calls give the same addresses.  The range is eight times the
+ * capacity (up to 4 TiB of capacity): the device cache gives each large
+ * chunk a segment of its own size (Note [Paged large blocks]), so after
+ * many evictions the stretches of a range only twice the capacity were
+ * once too broken up for a 3.9 GB chunk although the capacity had room,
+ * a refusal a GPU, which maps pages, never makes. */
 static lms_status_t arena_alloc(sim_t *s, size_t size, void **out) {
   size_t len = map_size(size);
   if (table_reserve(&s->dev) != 0)
@@ -952,10 +956,11 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   long page = sysconf(_SC_PAGESIZE);
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
-  /* Twice the capacity (Note [Device addresses]), within what a 47-bit
-   * address space can reserve. */
-  uint64_t want = cfg->capacity <= (16ull << 40) ? 2 * cfg->capacity
-                                                  : cfg->capacity;
+  /* Eight times the capacity (Note [Device addresses]), within what a
+   * 47-bit address space can reserve. */
+  uint64_t want = cfg->capacity <= (4ull << 40)    ? 8 * cfg->capacity
+                  : cfg->capacity <= (16ull << 40) ? 2 * cfg->capacity
+                                                   : cfg->capacity;
   s->arena_size = map_size((size_t)want + (64u << 20));
   s->arena = mmap(NULL, s->arena_size, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
