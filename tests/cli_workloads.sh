@@ -3,7 +3,8 @@
 # step fits, on traces written outside the built-in workloads: equal chunks
 # of awkward sizes (the shapes the device cache once refused at every
 # capacity) and the odd-size and streaming traces of
-# bench/workloads/gen_traces.py, at 2x, 4x and 10x oversubscription.
+# bench/workloads/gen_traces.py, at 2x, 4x and 10x oversubscription, where
+# no run may beat the lower bound of lms sim.
 set -u
 lms=$1
 here=$(cd "$(dirname "$0")" && pwd)

@@ -4,9 +4,12 @@ policies, and prints what a user would check first:
 
   - refusals: a run that failed although its capacity holds the largest
     step (a memory runtime must never refuse what fits);
-  - the schedule policy's iteration against the overlap bound (the run's
+  - the schedule policy's iteration against the lower bound no policy can
+    beat (`lms sim`'s "lower") and against the overlap bound (the run's
     own max(compute, H2D bytes / rate, D2H bytes / rate));
-  - bytes moved by furthest-next-use victims against LRU victims.
+  - bytes moved by furthest-next-use victims against LRU victims;
+  - any run faster, or moving fewer bytes, than the lower bound allows
+    (which would make the bound wrong; the exit status is then 1).
 
     bench/workloads/sweep.py LMS TRACE... [--over 2,4,10]
                              [--links pcie3,pcie5,nvlink2,c2c] [--json OUT]
@@ -89,10 +92,10 @@ def main():
     lms, traces = rest[0], rest[1:]
     overs = [float(x) for x in opts["--over"].split(",")]
     links = opts["--links"].split(",")
-    rows, refusals, ratios, fnu_worse = [], [], [], []
+    rows, refusals, ratios, lowers, fnu_worse, below = [], [], [], [], [], []
     print(f"{'workload':28} {'over':>5} {'GiB':>7} {'link':8} "
-          f"{'sched ms':>9} {'x bound':>8} {'lru ms':>9} "
-          f"{'sched GB':>9} {'lru GB':>9}")
+          f"{'sched ms':>9} {'lower ms':>9} {'x lower':>8} {'x bound':>8} "
+          f"{'lru ms':>9} {'sched GB':>9} {'lru GB':>9} {'min GB':>9}")
     for trace in traces:
         peak, largest = parse_trace(trace)
         for k in overs:
@@ -108,29 +111,44 @@ def main():
             for link in links:
                 s, l = by[(link, "schedule")], by[(link, "lru")]
                 x = s["iteration_ns"] / s["overlap_bound_ns"]
+                xl = s["iteration_ns"] / s["lower_bound_ns"]
                 sgb = (s["bytes_h2d"] + s["bytes_d2h"]) / 1e9
                 lgb = (l["bytes_h2d"] + l["bytes_d2h"]) / 1e9
+                mgb = (s["min_bytes_h2d"] + s["min_bytes_d2h"]) / 1e9
                 ratios.append(x)
+                lowers.append(xl)
+                for run in (s, l):
+                    if (run["iteration_ns"] < run["lower_bound_ns"] or
+                            run["bytes_h2d"] < run["min_bytes_h2d"] or
+                            run["bytes_d2h"] < run["min_bytes_d2h"]):
+                        below.append((name, k, link, run["policy"]))
                 if sgb > lgb * 1.0001:
                     fnu_worse.append((name, k, link, sgb, lgb))
                 rows.append({"workload": name, "over": k, "capacity": cap,
                              "link": link, "schedule": s, "lru": l})
                 print(f"{name:28} {k:5.0f} {cap / 2**30:7.2f} {link:8} "
-                      f"{s['iteration_ns'] / 1e6:9.1f} {x:8.3f} "
-                      f"{l['iteration_ns'] / 1e6:9.1f} {sgb:9.2f} {lgb:9.2f}")
+                      f"{s['iteration_ns'] / 1e6:9.1f} "
+                      f"{s['lower_bound_ns'] / 1e6:9.1f} {xl:8.3f} {x:8.3f} "
+                      f"{l['iteration_ns'] / 1e6:9.1f} {sgb:9.2f} {lgb:9.2f} "
+                      f"{mgb:9.2f}")
     print()
     print(f"runs: {len(ratios)} schedule runs, {len(refusals)} refused "
           f"capacities")
     if ratios:
+        print(f"schedule / lower bound: median {statistics.median(lowers):.3f}"
+              f", worst {max(lowers):.3f}")
         print(f"schedule / overlap bound: median {statistics.median(ratios):.3f}"
               f", worst {max(ratios):.3f}")
     print(f"schedule moved more bytes than lru in {len(fnu_worse)} runs")
     for name, k, link, sgb, lgb in fnu_worse:
         print(f"  {name} {k:.0f}x {link}: {sgb:.2f} GB vs {lgb:.2f} GB")
+    for name, k, link, policy in below:
+        print(f"BOUND BROKEN: {name} {k:.0f}x {link} {policy} beat the lower "
+              f"bound")
     if opts["--json"]:
         with open(opts["--json"], "w") as f:
             json.dump({"rows": rows, "refusals": refusals}, f, indent=1)
-    sys.exit(1 if refusals else 0)
+    sys.exit(1 if refusals or below else 0)
 
 
 if __name__ == "__main__":

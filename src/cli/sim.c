@@ -36,7 +36,7 @@ static const char *const kPolicyNames[] = {"ondemand", "lru", "schedule"};
 
 void lms__sim_args_init(lms__sim_args_t *a) {
   memset(a, 0, sizeof *a);
-  a->iterations = 3;
+  a->iterations = LMS__REPLAY_SETTLE;
   a->params.batch = 0;
   a->params.train = -1;
   a->gpus_per_link = 1;
@@ -376,24 +376,27 @@ static void print_row(FILE *f, const char *link, const char *policy,
                       uint64_t capacity, const lms__replay_result_t *r,
                       uint64_t inmem_ns) {
   const lms__replay_iter_t *l = &r->last;
-  fprintf(f, "%-8s %-9s %6.1f %9.1f %6.2fx %8.1f %6.3fx %5.1f %7.2f %7.2f "
-             "%8.1f %5llu %5llu %5llu %6.1f\n",
+  fprintf(f, "%-8s %-9s %6.1f %9.1f %6.2fx %8.1f %6.3fx %8.1f %6.3fx %5.1f "
+             "%7.2f %7.2f %8.1f %5llu %5llu %5llu %6.1f %3d%s\n",
           link, policy, (double)capacity / (1ull << 30), ms(l->time_ns),
           (double)l->time_ns / (double)inmem_ns, ms(r->overlap_bound_ns),
           (double)l->time_ns / (double)r->overlap_bound_ns,
+          ms(r->lower.time_ns), (double)l->time_ns / (double)r->lower.time_ns,
           100.0 * (double)l->compute_ns / (double)l->time_ns, gb(l->bytes_h2d),
           gb(l->bytes_d2h), ms(l->stall_ns),
           (unsigned long long)l->prefetch_hits,
           (unsigned long long)l->prefetch_late,
           (unsigned long long)l->demand_misses,
-          100.0 * lms__replay_hit_rate(l));
+          100.0 * lms__replay_hit_rate(l), r->iterations,
+          r->settled == 0 ? "!" : "");
 }
 
 static void print_header(FILE *f) {
-  fprintf(f, "%-8s %-9s %6s %9s %7s %8s %7s %5s %7s %7s %8s %5s %5s %5s %6s\n",
+  fprintf(f, "%-8s %-9s %6s %9s %7s %8s %7s %8s %7s %5s %7s %7s %8s %5s %5s "
+             "%5s %6s %3s\n",
           "link", "policy", "GiB", "iter ms", "x mem", "bound", "x bound",
-          "busy%", "H2D GB", "D2H GB", "stall ms", "hits", "late", "miss",
-          "hit%");
+          "lower", "x lower", "busy%", "H2D GB", "D2H GB", "stall ms", "hits", "late", "miss",
+          "hit%", "it");
 }
 
 static void json_row(FILE *f, const char *link, const char *policy,
@@ -410,7 +413,10 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"prefetch_late\": %llu, \"prefetch_wasted\": %llu, "
           "\"demand_misses\": %llu, \"cache_hits\": %llu, "
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
-          "\"schedule\": \"%s\", \"period\": %u",
+          "\"schedule\": \"%s\", \"period\": %u, "
+          "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
+          "\"min_bytes_d2h\": %llu, \"split_bound_ns\": %llu, "
+          "\"split_step\": %u, \"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
           (unsigned long long)r->overlap_bound_ns,
@@ -423,7 +429,13 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)l->prefetch_wasted,
           (unsigned long long)l->demand_misses,
           (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
-          (unsigned long long)r->device_peak, r->schedule, r->period);
+          (unsigned long long)r->device_peak, r->schedule, r->period,
+          (unsigned long long)r->lower.time_ns,
+          (unsigned long long)r->lower.h2d_bytes,
+          (unsigned long long)r->lower.d2h_bytes,
+          (unsigned long long)r->lower.split_ns, r->lower.split_step,
+          r->iterations,
+          r->settled < 0 ? "null" : r->settled ? "true" : "false");
   if (shared != NULL) json_shared(f, shared);
   fprintf(f, "}");
 }
@@ -442,6 +454,10 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   lms__sim_args_t a;
   lms__sim_args_init(&a);
   if (lms__sim_parse_args(argc, argv, &a) != 0) return 2;
+  /* The shared model compares fixed iterations (three unless
+   * --iterations says otherwise), and so do the rows beside it. */
+  if (a.gpus_per_link > 1 && a.iterations == LMS__REPLAY_SETTLE)
+    a.iterations = LMS__REPLAY_SETTLE_MIN;
   const lms__opts_t *opts = &base->v;
   if (a.nlinks == 0) {
     if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
@@ -518,8 +534,14 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
     goto done;
   }
   uint64_t inmem_ns = mem.last.time_ns;
-  fprintf(out, "in memory: %.1f ms per iteration; %d iterations per run, the "
-               "last one measured\n\n", ms(inmem_ns), a.iterations);
+  if (a.iterations == LMS__REPLAY_SETTLE)
+    fprintf(out, "in memory: %.1f ms per iteration; each run goes on until "
+                 "two iterations in a row agree within 0.5 %% (%d to %d; "
+                 "--iterations N for N), the last one measured\n\n",
+            ms(inmem_ns), LMS__REPLAY_SETTLE_MIN, LMS__REPLAY_SETTLE_MAX);
+  else
+    fprintf(out, "in memory: %.1f ms per iteration; %d iterations per run, "
+                 "the last one measured\n\n", ms(inmem_ns), a.iterations);
   print_header(out);
   if (json != NULL)
     fprintf(json, "{\"workload\": \"%s\", \"steps\": %u, \"chunks\": %u, "
@@ -592,8 +614,12 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   }
   if (json != NULL) fprintf(json, "\n  ]\n}\n");
   fprintf(out, "\nx mem: iteration time over the in-memory time; bound: "
-               "max(compute, H2D bytes / rate, D2H bytes / rate); hit%%: "
-               "prefetch hits over acquires that needed data brought in\n");
+               "max(compute, H2D bytes / rate, D2H bytes / rate) of the run's "
+               "own bytes; lower: the least time any policy can take at this "
+               "capacity (the fewest bytes that must move, and the "
+               "iteration split where it must both write back and fetch); "
+               "hit%%: prefetch hits over acquires that needed data brought "
+               "in; it: iterations run (! : not settled)\n");
   if (nshared > 0) {
     print_shared_header(out, a.gpus_per_link);
     for (size_t i = 0; i < nshared; i++) print_shared_row(out, &shared[i]);

@@ -7,8 +7,8 @@
  * iterations: at each step it marks the step, acquires the step's chunks
  * (a "w" reference as an overwrite), enqueues the step's compute time,
  * releases them and discards those marked dead after the step
- * (lms__wl_mark_dead).  Transient chunks are allocated before their first step
- * and freed after their last one, in every iteration.  The host waits for
+ * (lms__wl_mark_dead).  Transient chunks are allocated once their first
+ * step has begun and freed after their last one, in every iteration.  The host waits for
  * the device at the end of each iteration, as a training loop reading its
  * loss does, and each iteration's time is the device clock between those
  * waits.  Nothing here moves real data unless the options ask for it. */
@@ -22,6 +22,12 @@
 #include "replay/timeline.h"
 
 #define LMS__REPLAY_MAX_ITERS 64
+/* `iterations` for a replay that runs until two iterations in a row agree
+ * (Note [A settled iteration] in replay.c), from the third, at most the
+ * most below. */
+#define LMS__REPLAY_SETTLE 0
+#define LMS__REPLAY_SETTLE_MIN 3
+#define LMS__REPLAY_SETTLE_MAX 16
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
@@ -33,12 +39,29 @@ typedef struct lms__replay_iter {
   uint64_t demand_misses, cache_hits;
 } lms__replay_iter_t;
 
+/* The fewest bytes each way and the least time any policy can take for
+ * one iteration of a workload under a capacity (Note [A lower bound no
+ * policy can beat] in bound.c). */
+typedef struct lms__lower_bound {
+  uint64_t h2d_bytes, d2h_bytes;
+  uint64_t time_ns;     /* the largest of the bounds below and compute */
+  uint64_t split_ns;    /* the iteration split at split_step */
+  uint32_t split_step;
+} lms__lower_bound_t;
+
+lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
+                              double h2d_gbps, double d2h_gbps,
+                              lms__lower_bound_t *out, char *err);
+
 typedef struct lms__replay_result {
-  int iterations;
+  int iterations;           /* run, the last measured */
+  int settled;              /* settle mode: 1 if the last two agreed, 0 if
+                               not; -1 for a fixed number */
   lms__replay_iter_t iter[LMS__REPLAY_MAX_ITERS];
   lms__replay_iter_t last;  /* the measured (last) iteration */
   double h2d_gbps, d2h_gbps;
   uint64_t overlap_bound_ns; /* max(compute, h2d bytes / rate, d2h / rate) */
+  lms__lower_bound_t lower;  /* no policy does better (lms__lower_bound) */
   uint64_t device_peak;      /* peak device bytes reserved */
   uint64_t budget;
   char schedule[16];         /* the planner's source at the end */
@@ -49,7 +72,8 @@ typedef struct lms__replay_result {
  * hits / (hits + late + misses); 1 when there were none. */
 double lms__replay_hit_rate(const lms__replay_iter_t *it);
 
-/* Runs w for `iterations` (1..LMS__REPLAY_MAX_ITERS) under opts.  With
+/* Runs w for `iterations` (1..LMS__REPLAY_MAX_ITERS, or
+ * LMS__REPLAY_SETTLE: until settled) under opts.  With
  * `declare`, the schedule is declared through lms_schedule_step instead
  * of learned.  err (LMS__ERRBUF) says what failed, e.g. out of memory. */
 lms_status_t lms__replay_run(const lms__workload_t *w, const lms__opts_t *opts,

@@ -1,0 +1,298 @@
+/* bound.c - the fewest bytes and the least time any policy can take for an
+ * iteration of a workload at a capacity: the yardstick `lms sim` measures
+ * the scheduler against.
+ *
+ * Note [A lower bound no policy can beat]
+ * The overlap bound, max(compute, H2D bytes / rate, D2H bytes / rate),
+ * takes the bytes a run moved, so a policy that moves too much is not
+ * blamed for it.  Here the bytes come from the trace and the capacity
+ * alone.
+ *
+ * Bytes.  Between two uses of a host-homed chunk (a "gap"), a policy
+ * either keeps it on the device, holding its bytes at every step strictly
+ * inside the gap, or brings it in again at the second use, if that use
+ * reads.  At every step t the step's own chunks are on the device, so the
+ * chunks kept across t have at most C - S(t) bytes, C the capacity and S(t)
+ * the bytes of t's chunks.  Letting a gap be kept in part (a fraction of
+ * its bytes) relaxes this to a linear programme whose optimum is at most
+ * what any policy brings in: maximise the bytes kept, sum y(g) with
+ * 0 <= y(g) <= size(g), under sum over gaps across t of y(g) <= C - S(t).
+ * Its matrix has consecutive ones, and all bytes are worth the same, so
+ * taking the gaps by their end, each as much as the tightest step inside
+ * it allows, is optimal (the kept bytes never block a later-ending gap
+ * more than any other choice would).  The gaps counted are those ending in
+ * one iteration, the previous iteration supplying the gaps that cross into
+ * it; gaps ending earlier are dropped, which only loosens the bound.  A
+ * range-add, range-min tree makes each gap O(log n): O(r log n) for r
+ * references.
+ *
+ * Write-backs take the same programme over the gaps that follow a write,
+ * whatever the next use: if such a chunk leaves, its bytes must go home
+ * first, even when the next use overwrites them, since no policy may lose
+ * bytes the program did not discard.  (A chunk kept across that gap and
+ * dropped later pays too; leaving that out again only loosens the bound.)
+ * A second bound catches those: at each step p, of the chunks written
+ * earlier in the iteration and kept past p (until their next use, or for
+ * good), at most C - S(p) bytes are on the device, so the rest, D(p)
+ * bytes, went home; the larger of the two is the write-back bound.  Each direction's programme has the
+ * whole capacity to itself, so each is a bound on its own.
+ *
+ * Time.  max(compute, H2D min / rate, D2H min / rate), and, splitting the
+ * iteration at each step p: of the chunks of gaps across p that lie
+ * inside the iteration, at most C - S(p) bytes are on the device when p's
+ * compute starts.  So of those read again later in the iteration, E(p)
+ * bytes (their total less C - S(p)) are absent then: their copies in
+ * start after it and end before the iteration does.  And of those written
+ * earlier in the iteration, D(p) bytes (likewise) are absent then, so
+ * they went home before it.  So an iteration takes at least
+ *   max(compute before p, D(p) / D2H rate) + max(compute from p, E(p) / H2D rate)
+ * which catches training, whose forward must write back before backward
+ * can fetch.  Per-copy latency is left out: it only adds.
+ *
+ * Chunks are taken as host-homed, the freest placement: chunks a run keeps
+ * on the device only constrain it more.  A "w" reference overwrites, so a
+ * gap ending in one costs nothing and is not counted; a transient chunk
+ * starts each iteration empty and ends at its last use; a chunk marked
+ * dead after a step has no gap after it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "replay/replay.h"
+
+/* ---- Range add, range min ------------------------------------------------ */
+
+typedef struct tree {
+  int64_t *min, *add;
+  size_t n;
+} tree_t;
+
+static void tree_build(tree_t *t, size_t node, size_t lo, size_t hi,
+                       const int64_t *v) {
+  if (hi - lo == 1) {
+    t->min[node] = v[lo];
+    return;
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  tree_build(t, 2 * node, lo, mid, v);
+  tree_build(t, 2 * node + 1, mid, hi, v);
+  t->min[node] = t->min[2 * node] < t->min[2 * node + 1] ? t->min[2 * node]
+                                                         : t->min[2 * node + 1];
+}
+
+static int64_t tree_min(const tree_t *t, size_t node, size_t lo, size_t hi,
+                        size_t a, size_t b) {
+  if (b <= lo || hi <= a) return INT64_MAX;
+  if (a <= lo && hi <= b) return t->min[node];
+  size_t mid = lo + (hi - lo) / 2;
+  int64_t l = tree_min(t, 2 * node, lo, mid, a, b);
+  int64_t r = tree_min(t, 2 * node + 1, mid, hi, a, b);
+  int64_t m = l < r ? l : r;
+  return m == INT64_MAX ? m : m + t->add[node];
+}
+
+static void tree_add(tree_t *t, size_t node, size_t lo, size_t hi, size_t a,
+                     size_t b, int64_t d) {
+  if (b <= lo || hi <= a) return;
+  if (a <= lo && hi <= b) {
+    t->min[node] += d;
+    t->add[node] += d;
+    return;
+  }
+  size_t mid = lo + (hi - lo) / 2;
+  tree_add(t, 2 * node, lo, mid, a, b, d);
+  tree_add(t, 2 * node + 1, mid, hi, a, b, d);
+  int64_t m = t->min[2 * node] < t->min[2 * node + 1] ? t->min[2 * node]
+                                                      : t->min[2 * node + 1];
+  t->min[node] = m + t->add[node];
+}
+
+/* ---- Gaps ------------------------------------------------------------------ */
+
+typedef struct gap {
+  uint64_t size;
+  uint32_t start, end; /* steps of the two uses, on the doubled timeline */
+  int dirty;           /* written in this iteration at or before start */
+  int h2d;             /* the second use reads: a copy in if not kept */
+  int d2h;             /* follows a write, ends in a read */
+} gap_t;
+
+static int by_end(const void *a, const void *b) {
+  const gap_t *x = a, *y = b;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return x->start > y->start ? -1 : x->start < y->start;
+}
+
+/* The bytes of gaps with `flag` that cannot be kept, greedily by end. */
+static uint64_t unkept(gap_t *g, size_t ng, const int64_t *room, size_t m,
+                       int d2h, int64_t *scratch_min, int64_t *scratch_add) {
+  tree_t t = {.min = scratch_min, .add = scratch_add, .n = m};
+  memset(scratch_add, 0, 4 * m * sizeof *scratch_add);
+  tree_build(&t, 1, 0, m, room);
+  uint64_t cost = 0;
+  for (size_t i = 0; i < ng; i++) {
+    if (!(d2h ? g[i].d2h : g[i].h2d)) continue;
+    if (g[i].end <= g[i].start + 1) continue; /* no step between: kept */
+    int64_t free_b = tree_min(&t, 1, 0, m, g[i].start + 1, g[i].end);
+    int64_t keep = free_b <= 0 ? 0
+                   : (uint64_t)free_b < g[i].size ? free_b
+                                                  : (int64_t)g[i].size;
+    if (keep > 0) tree_add(&t, 1, 0, m, g[i].start + 1, g[i].end, -keep);
+    cost += g[i].size - (uint64_t)keep;
+  }
+  return cost;
+}
+
+typedef struct use {
+  uint32_t step;
+  unsigned access;
+  int dead_after;
+} use_t;
+
+lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
+                              double h2d_gbps, double d2h_gbps,
+                              lms__lower_bound_t *out, char *err) {
+  memset(out, 0, sizeof *out);
+  uint32_t n = w->nsteps;
+  if (n == 0 || capacity == 0 || !(h2d_gbps > 0) || !(d2h_gbps > 0)) {
+    lms__errf(err, "lower bound: needs steps, a capacity and link rates");
+    return LMS_ERR_INVALID;
+  }
+  size_t m = 2 * (size_t)n;
+  /* Each chunk's uses in one iteration, a step's references merged. */
+  uint32_t *count = calloc(w->nchunks + 1, sizeof *count);
+  uint32_t *first = calloc(w->nchunks + 1, sizeof *first);
+  use_t *uses = malloc(((size_t)w->nrefs + 1) * sizeof *uses);
+  int64_t *room = malloc(m * sizeof *room);
+  int64_t *tmin = malloc(4 * m * sizeof *tmin);
+  int64_t *tadd = malloc(4 * m * sizeof *tadd);
+  gap_t *g = malloc((2 * (size_t)w->nrefs + 1) * sizeof *g);
+  uint64_t *step_bytes = calloc(n, sizeof *step_bytes);
+  /* Per step of the iteration, differences of the bytes across it: of
+   * gaps read again later in the iteration, and of chunks written earlier
+   * in it that must be kept (Note [A lower bound no policy can beat]). */
+  int64_t *across = calloc((size_t)n + 1, sizeof *across);
+  int64_t *dirty = calloc((size_t)n + 1, sizeof *dirty);
+  lms_status_t st = LMS_OK;
+  if (!count || !first || !uses || !room || !tmin || !tadd || !g ||
+      !step_bytes || !across || !dirty) {
+    lms__errf(err, "lower bound: no host memory for %u steps", n);
+    st = LMS_ERR_HOST_OOM;
+    goto done;
+  }
+  for (uint32_t r = 0; r < w->nrefs; r++) count[w->refs[r].chunk]++;
+  for (uint32_t c = 1; c <= w->nchunks; c++) first[c] = first[c - 1] + count[c - 1];
+  memset(count, 0, (w->nchunks + 1) * sizeof *count);
+  for (uint32_t s = 0; s < n; s++) {
+    const lms__wl_step_t *sp = &w->steps[s];
+    for (uint32_t k = 0; k < sp->nrefs; k++) {
+      const lms__wl_ref_t *ref = &w->refs[sp->first_ref + k];
+      uint32_t c = ref->chunk;
+      use_t *last = count[c] ? &uses[first[c] + count[c] - 1] : NULL;
+      if (last != NULL && last->step == s) {
+        last->access |= ref->access;
+        last->dead_after |= (int)ref->dead_after;
+        continue;
+      }
+      uses[first[c] + count[c]++] =
+          (use_t){.step = s, .access = ref->access,
+                  .dead_after = (int)ref->dead_after};
+      step_bytes[s] += w->chunks[c].size;
+    }
+  }
+  for (uint32_t s = 0; s < n; s++) {
+    int64_t r = (int64_t)capacity - (int64_t)step_bytes[s];
+    room[s] = room[s + n] = r;
+  }
+  size_t ng = 0;
+  for (uint32_t c = 0; c < w->nchunks; c++) {
+    const use_t *u = &uses[first[c]];
+    uint32_t k = count[c];
+    uint64_t size = w->chunks[c].size;
+    int written = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      written |= (u[i].access & LMS_ACCESS_WRITE) != 0;
+      int last = i + 1 == k;
+      if (last && w->chunks[c].transient) break; /* freed after it */
+      if (u[i].dead_after) continue;
+      /* The next use, in this iteration or (wrapping) the next.  A chunk
+       * that use overwrites needs nothing brought in, but if it was
+       * written it must still be written home to leave: no policy may
+       * lose bytes the program did not discard. */
+      const use_t *nx = last ? &u[0] : &u[i + 1];
+      int reads = (nx->access & LMS_ACCESS_READ) != 0;
+      int writes = (u[i].access & LMS_ACCESS_WRITE) != 0;
+      if (!reads && !written) continue;
+      gap_t *gp = &g[ng++];
+      gp->size = size;
+      gp->start = u[i].step + n;
+      gp->end = nx->step + n + (last ? n : 0);
+      gp->h2d = reads;
+      gp->d2h = writes;
+      gp->dirty = written;
+      /* Steps strictly between the two uses, within this iteration. */
+      uint32_t a = u[i].step + 1, b = last ? n : nx->step;
+      if (a < b) {
+        if (reads && !last) {
+          across[a] += (int64_t)size;
+          across[b] -= (int64_t)size;
+        }
+        if (written) {
+          dirty[a] += (int64_t)size;
+          dirty[b] -= (int64_t)size;
+        }
+      }
+      if (last) {
+        /* A gap into the next iteration is counted as the one ending in
+         * this iteration, coming from the previous. */
+        gp->start -= n;
+        gp->end -= n;
+      }
+    }
+  }
+  qsort(g, ng, sizeof *g, by_end);
+  out->h2d_bytes = unkept(g, ng, room, m, 0, tmin, tadd);
+  out->d2h_bytes = unkept(g, ng, room, m, 1, tmin, tadd);
+  uint64_t compute = lms__wl_compute_ns(w);
+  uint64_t t = compute;
+  uint64_t th = (uint64_t)((double)out->h2d_bytes / h2d_gbps);
+  uint64_t td = (uint64_t)((double)out->d2h_bytes / d2h_gbps);
+  if (th > t) t = th;
+  if (td > t) t = td;
+  /* The split at each step p. */
+  int64_t run = 0, drun = 0;
+  uint64_t before = 0;
+  for (uint32_t p = 0; p < n; p++) {
+    run += across[p];
+    drun += dirty[p];
+    int64_t e = run - room[p], d = drun - room[p];
+    /* What is written and kept past p, beyond the room, went home. */
+    if (d > 0 && (uint64_t)d > out->d2h_bytes) out->d2h_bytes = (uint64_t)d;
+    uint64_t left = before, right = compute - before;
+    if (d > 0 && (uint64_t)((double)d / d2h_gbps) > left)
+      left = (uint64_t)((double)d / d2h_gbps);
+    if (e > 0 && (uint64_t)((double)e / h2d_gbps) > right)
+      right = (uint64_t)((double)e / h2d_gbps);
+    if (left + right > out->split_ns) {
+      out->split_ns = left + right;
+      out->split_step = p;
+    }
+    before += w->steps[p].compute_ns;
+  }
+  if (out->split_ns > t) t = out->split_ns;
+  td = (uint64_t)((double)out->d2h_bytes / d2h_gbps);
+  if (td > t) t = td;
+  out->time_ns = t;
+done:
+  free(count);
+  free(first);
+  free(uses);
+  free(room);
+  free(tmin);
+  free(tadd);
+  free(g);
+  free(step_bytes);
+  free(across);
+  free(dirty);
+  return st;
+}

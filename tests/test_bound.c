@@ -1,0 +1,284 @@
+/* test_bound.c - the lower bound of `lms sim` (Note [A lower bound no
+ * policy can beat] in src/replay/bound.c): exact on small cases worked by
+ * hand, and never above what any policy achieves, on the built-in
+ * workloads and on random programs, at several capacities and links. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "graph/graph.h"
+#include "replay/replay.h"
+#include "support.h"
+
+#define MiB (1ull << 20)
+
+static void step(lms__workload_t *w, uint64_t ns, const char *refs) {
+  cr_assert(eq(int, lms__wl_add_step(w, ns, "s"), LMS_OK));
+  /* refs: "r0 w1 b2": read, write (overwrite), both; digit: chunk. */
+  for (const char *p = refs; *p; p++) {
+    if (*p == ' ') continue;
+    unsigned acc = *p == 'r'   ? LMS_ACCESS_READ
+                   : *p == 'w' ? LMS_ACCESS_WRITE
+                               : LMS_ACCESS_RW;
+    p++;
+    cr_assert(eq(int, lms__wl_add_ref(w, (uint32_t)(*p - '0'), acc), LMS_OK));
+  }
+}
+
+Test(bound, read_only_chunks_taking_turns) {
+  /* A, B of 1 MiB under 1 MiB: A, B, A.  In steady state B comes in
+   * after A and A after B: 2 MiB in, nothing out. */
+  lms__workload_t w;
+  lms__wl_init(&w, "ab");
+  uint32_t id;
+  lms__wl_add_chunk(&w, MiB, 0, "A", &id);
+  lms__wl_add_chunk(&w, MiB, 0, "B", &id);
+  step(&w, 1000, "r0");
+  step(&w, 1000, "r1");
+  step(&w, 1000, "r0");
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
+  cr_assert(eq(u64, b.d2h_bytes, 0));
+  /* 2 MiB at 1 byte per ns is 2.1 ms, more than the 3 us of compute. */
+  cr_assert(eq(u64, b.time_ns, 2 * MiB));
+  /* Twice the room: nothing moves. */
+  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 0));
+  cr_assert(eq(u64, b.time_ns, 3000));
+  lms__wl_free(&w);
+}
+
+Test(bound, written_chunks_go_home_to_leave) {
+  /* A, B written, then read, under room for one: each is written home
+   * once and brought back once an iteration; the next iteration
+   * overwrites them, but their bytes must still be kept. */
+  lms__workload_t w;
+  lms__wl_init(&w, "ab-dirty");
+  uint32_t id;
+  lms__wl_add_chunk(&w, MiB, 0, "A", &id);
+  lms__wl_add_chunk(&w, MiB, 0, "B", &id);
+  step(&w, 1000, "w0");
+  step(&w, 1000, "w1");
+  step(&w, 1000, "r0");
+  step(&w, 1000, "r1");
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 2.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
+  cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
+  cr_assert(eq(u64, b.time_ns, 2 * MiB));
+  /* Room for both: A and B stay; nothing moves at all. */
+  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 2.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 0));
+  cr_assert(eq(u64, b.d2h_bytes, 0));
+  lms__wl_free(&w);
+}
+
+Test(bound, training_splits_at_its_peak) {
+  /* Forward writes four 1 MiB activations (compute 1 us each), backward
+   * reads them in reverse, under room for two: at the first backward step
+   * two had to go home, after forward's compute, and come back during
+   * backward's.  The split bound exceeds each direction's alone. */
+  lms__workload_t w;
+  lms__wl_init(&w, "stack");
+  uint32_t id;
+  for (int i = 0; i < 4; i++) lms__wl_add_chunk(&w, MiB, 1, "a", &id);
+  step(&w, 1000, "w0");
+  step(&w, 1000, "r0 w1");
+  step(&w, 1000, "r1 w2");
+  step(&w, 1000, "r2 w3");
+  step(&w, 1000, "r3");
+  step(&w, 1000, "r2");
+  step(&w, 1000, "r1");
+  step(&w, 1000, "r0");
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, &b, err), LMS_OK));
+  uint64_t alone = b.h2d_bytes > b.d2h_bytes ? b.h2d_bytes : b.d2h_bytes;
+  cr_assert(gt(u64, b.split_ns, alone), "split %llu, alone %llu",
+            (unsigned long long)b.split_ns, (unsigned long long)alone);
+  cr_assert(eq(u64, b.time_ns, b.split_ns));
+  lms__wl_free(&w);
+}
+
+Test(bound, refuses_nonsense) {
+  lms__workload_t w;
+  lms__wl_init(&w, "empty");
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, &b, err),
+               LMS_ERR_INVALID));
+  cr_assert(strstr(err, "lower bound") != NULL);
+  lms__wl_free(&w);
+}
+
+/* ---- Never above any policy ------------------------------------------ */
+
+static lms_options_t *options(const char *limit, const char *link,
+                              const char *policy) {
+  lms_options_t *o = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  const char *kv[] = {"device", "sim", "lms", "0", "log", "none",
+                      "sim-bytes", "off", "gpu-limit", limit,
+                      "link", link, "policy", policy};
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i += 2)
+    cr_assert(eq(int, lms_options_set(o, kv[i], kv[i + 1]), LMS_OK), "%s",
+              lms_options_error(o));
+  return o;
+}
+
+static void check_never_above(const lms__workload_t *w, const char *limit) {
+  static const char *const links[] = {"pcie3", "nvlink2"};
+  static const char *const policies[] = {"ondemand", "lru", "schedule"};
+  for (size_t l = 0; l < 2; l++)
+    for (size_t p = 0; p < 3; p++) {
+      lms_options_t *o = options(limit, links[l], policies[p]);
+      lms__replay_result_t r;
+      char err[LMS__ERRBUF];
+      cr_assert(eq(int, lms__replay_run(w, &o->v, 3, 0, &r, err), LMS_OK),
+                "%s %s %s: %s", w->name, links[l], policies[p], err);
+      const char *what = policies[p];
+      cr_assert(le(u64, r.lower.h2d_bytes, r.last.bytes_h2d),
+                "%s %s %s at %s: bound %llu B in, run %llu", w->name,
+                links[l], what, limit, (unsigned long long)r.lower.h2d_bytes,
+                (unsigned long long)r.last.bytes_h2d);
+      cr_assert(le(u64, r.lower.d2h_bytes, r.last.bytes_d2h),
+                "%s %s %s at %s: bound %llu B out, run %llu", w->name,
+                links[l], what, limit, (unsigned long long)r.lower.d2h_bytes,
+                (unsigned long long)r.last.bytes_d2h);
+      cr_assert(le(u64, r.lower.time_ns, r.last.time_ns),
+                "%s %s %s at %s: bound %llu ns, run %llu", w->name, links[l],
+                what, limit, (unsigned long long)r.lower.time_ns,
+                (unsigned long long)r.last.time_ns);
+      /* The bound is never below compute, and the overlap bound of a run
+       * is never below the least any run can take in bytes. */
+      cr_assert(ge(u64, r.lower.time_ns, lms__wl_compute_ns(w)));
+      cr_log_info("%s %s %s at %s: %.3fx the bound (in %llu of %llu B, "
+                  "out %llu of %llu B)", w->name, links[l], what, limit,
+                  (double)r.last.time_ns / (double)r.lower.time_ns,
+                  (unsigned long long)r.lower.h2d_bytes,
+                  (unsigned long long)r.last.bytes_h2d,
+                  (unsigned long long)r.lower.d2h_bytes,
+                  (unsigned long long)r.last.bytes_d2h);
+      lms_options_destroy(o);
+    }
+}
+
+Test(bound, never_above_a_policy_on_the_builtins, .timeout = 600) {
+  static const char *const names[] = {"googlenet", "unet3d"};
+  static const char *const limits[] = {"16GiB", "12GiB"};
+  for (size_t i = 0; i < 2; i++) {
+    lms__workload_t w;
+    lms__wl_params_t prm = {.batch = i == 0 ? 10 : 1, .train = 1,
+                            .size = i == 0 ? 0 : 144};
+    char err[LMS__ERRBUF];
+    cr_assert(eq(int, lms__wl_find_builtin(names[i])->build(&prm, &w, err),
+                 LMS_OK), "%s", err);
+    for (size_t c = 0; c < 2; c++) {
+      if (lms__wl_max_step_bytes(&w) > (c == 0 ? 16ull : 12ull) << 30) continue;
+      check_never_above(&w, limits[c]);
+    }
+    lms__wl_free(&w);
+  }
+}
+
+Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
+  uint64_t rng = 0xb0b0;
+  for (int trial = 0; trial < 12; trial++) {
+    lms__workload_t w;
+    char name[32];
+    snprintf(name, sizeof name, "random-%d", trial);
+    lms__wl_init(&w, name);
+    enum { NC = 24 };
+    uint64_t total = 0;
+    for (int c = 0; c < NC; c++) {
+      uint64_t size = (1 + lms_test_next(&rng) % 64) * 64 * 1024;
+      uint32_t id;
+      int transient = (int)(lms_test_next(&rng) % 3 == 0);
+      cr_assert(eq(int, lms__wl_add_chunk(&w, size, transient, "c", &id),
+                   LMS_OK));
+      total += size;
+    }
+    /* Every chunk is written first in each iteration, two a step, then
+     * used at random. */
+    int seen[NC] = {0};
+    for (int c = 0; c < NC; c += 2) {
+      cr_assert(eq(int, lms__wl_add_step(&w, 50000, "init"), LMS_OK));
+      cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c, LMS_ACCESS_WRITE),
+                   LMS_OK));
+      cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c + 1, LMS_ACCESS_WRITE),
+                   LMS_OK));
+      seen[c] = seen[c + 1] = 1;
+    }
+    for (int s = 0; s < 40; s++) {
+      cr_assert(eq(int, lms__wl_add_step(&w, 20000 + lms_test_next(&rng) % 400000,
+                                         "s"), LMS_OK));
+      int k = 1 + (int)(lms_test_next(&rng) % 3);
+      int used[NC] = {0};
+      for (int j = 0; j < k; j++) {
+        int c = (int)(lms_test_next(&rng) % NC);
+        if (used[c]) continue;
+        used[c] = 1;
+        unsigned acc;
+        if (w.chunks[c].transient && !seen[c]) acc = LMS_ACCESS_WRITE;
+        else acc = (unsigned[]){LMS_ACCESS_READ, LMS_ACCESS_WRITE,
+                                LMS_ACCESS_RW}[lms_test_next(&rng) % 3];
+        if (!w.chunks[c].transient && !seen[c] && acc == LMS_ACCESS_READ)
+          acc = LMS_ACCESS_RW;
+        seen[c] = 1;
+        cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c, acc), LMS_OK));
+      }
+    }
+    char err[LMS__ERRBUF];
+    cr_assert(eq(int, lms__wl_validate(&w, err), LMS_OK), "%s", err);
+    uint64_t step = lms__wl_max_step_bytes(&w);
+    uint64_t cap = total / (2 + (uint64_t)trial % 4);
+    if (cap < step + step / 8) cap = step + step / 8;
+    char limit[32];
+    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)cap);
+    check_never_above(&w, limit);
+    lms__wl_free(&w);
+  }
+}
+
+/* ---- Settled iterations (Note [A settled iteration] in replay.c) ------ */
+
+Test(settle, runs_until_two_iterations_agree) {
+  lms__workload_t w;
+  lms__wl_params_t prm = {.batch = 10, .train = 1};
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__wl_find_builtin("googlenet")->build(&prm, &w, err),
+               LMS_OK), "%s", err);
+  lms_options_t *o = options("16GiB", "pcie3", "schedule");
+  lms__replay_result_t r;
+  cr_assert(eq(int, lms__replay_run(&w, &o->v, LMS__REPLAY_SETTLE, 0, &r, err),
+               LMS_OK), "%s", err);
+  cr_assert(eq(int, r.settled, 1));
+  cr_assert(ge(int, r.iterations, LMS__REPLAY_SETTLE_MIN));
+  cr_assert(le(int, r.iterations, LMS__REPLAY_SETTLE_MAX));
+  const lms__replay_iter_t *a = &r.iter[r.iterations - 2], *b = &r.last;
+  double dt = (double)a->time_ns / (double)b->time_ns - 1.0;
+  cr_assert(le(dbl, dt < 0 ? -dt : dt, 0.005));
+  cr_assert(eq(u64, b->time_ns, r.iter[r.iterations - 1].time_ns));
+  /* The iteration before the one that agreed did not agree with its own
+   * predecessor, or the replay would have stopped there. */
+  if (r.iterations > LMS__REPLAY_SETTLE_MIN) {
+    const lms__replay_iter_t *c = &r.iter[r.iterations - 3];
+    double d0 = (double)c->time_ns / (double)a->time_ns - 1.0;
+    double h0 = (double)c->bytes_h2d / (double)(a->bytes_h2d + 1) - 1.0;
+    double o0 = (double)c->bytes_d2h / (double)(a->bytes_d2h + 1) - 1.0;
+    cr_assert(d0 > 0.005 || d0 < -0.005 || h0 > 0.005 || h0 < -0.005 ||
+              o0 > 0.005 || o0 < -0.005);
+  }
+  /* A fixed number runs exactly that many and says nothing of settling. */
+  cr_assert(eq(int, lms__replay_run(&w, &o->v, 5, 0, &r, err), LMS_OK));
+  cr_assert(eq(int, r.iterations, 5));
+  cr_assert(eq(int, r.settled, -1));
+  lms_options_destroy(o);
+  lms__wl_free(&w);
+}
