@@ -12,6 +12,7 @@ sizes from 64 KiB to 4 MiB.  It runs `lms sim TRACE --policies schedule
 seconds per iteration, peak memory of the process, and the growth
 exponent between sizes (1.0 is linear; n log n shows as slightly above).
 """
+import math
 import os
 import random
 import resource
@@ -72,7 +73,6 @@ def main():
             per_iter = wall / 6
             growth = ""
             if prev is not None:
-                import math
                 growth = (f"{math.log(per_iter / prev[1]) / math.log(refs / prev[0]):7.2f}")
             print(f"{refs:10d} {refs // 4:8d} {per_iter:8.2f} "
                   f"{ru.ru_maxrss / 1024:9.1f} {growth:>7}", flush=True)
