@@ -28,26 +28,39 @@ static void step(lms__workload_t *w, uint64_t ns, const char *refs) {
   }
 }
 
+/* A workload of two persistent 1 MiB chunks, A (0) and B (1), and the
+ * steps given, each 1 us of compute. */
+static void two_chunks(lms__workload_t *w, const char *name,
+                       const char *const *steps, int nsteps) {
+  lms__wl_init(w, name);
+  uint32_t id;
+  cr_assert(eq(int, lms__wl_add_chunk(w, MiB, 0, "A", &id), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(w, MiB, 0, "B", &id), LMS_OK));
+  for (int i = 0; i < nsteps; i++) step(w, 1000, steps[i]);
+}
+
+/* The bound of w under `capacity` bytes, links of the rates given. */
+static lms__lower_bound_t bound_of(const lms__workload_t *w, uint64_t capacity,
+                                   double h2d, double d2h) {
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(w, capacity, h2d, d2h, &b, err), LMS_OK),
+            "%s", err);
+  return b;
+}
+
 Test(bound, read_only_chunks_taking_turns) {
   /* A, B of 1 MiB under 1 MiB: A, B, A.  In steady state B comes in
    * after A and A after B: 2 MiB in, nothing out. */
   lms__workload_t w;
-  lms__wl_init(&w, "ab");
-  uint32_t id;
-  lms__wl_add_chunk(&w, MiB, 0, "A", &id);
-  lms__wl_add_chunk(&w, MiB, 0, "B", &id);
-  step(&w, 1000, "r0");
-  step(&w, 1000, "r1");
-  step(&w, 1000, "r0");
-  lms__lower_bound_t b;
-  char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, &b, err), LMS_OK));
+  two_chunks(&w, "ab", (const char *[]){"r0", "r1", "r0"}, 3);
+  lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 0));
   /* 2 MiB at 1 byte per ns is 2.1 ms, more than the 3 us of compute. */
   cr_assert(eq(u64, b.time_ns, 2 * MiB));
   /* Twice the room: nothing moves. */
-  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, &b, err), LMS_OK));
+  b = bound_of(&w, 2 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 0));
   cr_assert(eq(u64, b.time_ns, 3000));
   lms__wl_free(&w);
@@ -58,22 +71,13 @@ Test(bound, written_chunks_go_home_to_leave) {
    * once and brought back once an iteration; the next iteration
    * overwrites them, but their bytes must still be kept. */
   lms__workload_t w;
-  lms__wl_init(&w, "ab-dirty");
-  uint32_t id;
-  lms__wl_add_chunk(&w, MiB, 0, "A", &id);
-  lms__wl_add_chunk(&w, MiB, 0, "B", &id);
-  step(&w, 1000, "w0");
-  step(&w, 1000, "w1");
-  step(&w, 1000, "r0");
-  step(&w, 1000, "r1");
-  lms__lower_bound_t b;
-  char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 2.0, &b, err), LMS_OK));
+  two_chunks(&w, "ab-dirty", (const char *[]){"w0", "w1", "r0", "r1"}, 4);
+  lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
   cr_assert(eq(u64, b.time_ns, 2 * MiB));
   /* Room for both: A and B stay; nothing moves at all. */
-  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 2.0, &b, err), LMS_OK));
+  b = bound_of(&w, 2 * MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 0));
   cr_assert(eq(u64, b.d2h_bytes, 0));
   lms__wl_free(&w);
