@@ -57,14 +57,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/status.h"
 #include "replay/replay.h"
 
 /* ---- Range add, range min ------------------------------------------------ */
 
 typedef struct tree {
-  int64_t *min, *add;
-  size_t n;
+  int64_t *min, *add; /* 4 * steps entries each: a binary tree */
 } tree_t;
 
 static void tree_build(tree_t *t, size_t node, size_t lo, size_t hi,
@@ -112,7 +111,6 @@ static void tree_add(tree_t *t, size_t node, size_t lo, size_t hi, size_t a,
 typedef struct gap {
   uint64_t size;
   uint32_t start, end; /* steps of the two uses, on the doubled timeline */
-  int dirty;           /* written in this iteration at or before start */
   int h2d;             /* the second use reads: a copy in if not kept */
   int d2h;             /* follows a write, ends in a read */
 } gap_t;
@@ -123,10 +121,11 @@ static int by_end(const void *a, const void *b) {
   return x->start > y->start ? -1 : x->start < y->start;
 }
 
-/* The bytes of gaps with `flag` that cannot be kept, greedily by end. */
+/* The bytes of the gaps that cost a copy in (d2h 0) or a write-back
+ * (d2h 1) and cannot be kept, taking the gaps by their end. */
 static uint64_t unkept(gap_t *g, size_t ng, const int64_t *room, size_t m,
                        int d2h, int64_t *scratch_min, int64_t *scratch_add) {
-  tree_t t = {.min = scratch_min, .add = scratch_add, .n = m};
+  tree_t t = {.min = scratch_min, .add = scratch_add};
   memset(scratch_add, 0, 4 * m * sizeof *scratch_add);
   tree_build(&t, 1, 0, m, room);
   uint64_t cost = 0;
@@ -229,7 +228,6 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
       gp->end = nx->step + n + (last ? n : 0);
       gp->h2d = reads;
       gp->d2h = writes;
-      gp->dirty = written;
       /* Steps strictly between the two uses, within this iteration. */
       uint32_t a = u[i].step + 1, b = last ? n : nx->step;
       if (a < b) {
