@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
     } else if (takes == 0 && val != NULL) {
       return bad("%s takes no value", flag);
     }
-    long v;
+    long v = 0;
     char err[LMS__ERRBUF];
     if (strcmp(flag, "--out") == 0) {
       if (val[0] == '\0' || strlen(val) > 200)

@@ -89,7 +89,7 @@ static net_layer_t *net_layer(net_t *n, const char *name, layer_kind_t kind,
   }
   net_layer_t *l = &n->l[n->nl++];
   memset(l, 0, sizeof *l);
-  snprintf(l->name, sizeof l->name, "%s", name);
+  snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof l->name - 1, name);
   l->kind = kind;
   for (int i = 0; i < nin; i++) l->in[i] = in[i];
   l->nin = nin;
