@@ -2,9 +2,9 @@
 # cli_workloads.sh LMS - lms sim never refuses a workload whose largest
 # step fits, on traces written outside the built-in workloads: equal chunks
 # of awkward sizes (the shapes the device cache once refused at every
-# capacity) and the odd-size and streaming traces of
-# bench/workloads/gen_traces.py, at 2x, 4x and 10x oversubscription, where
-# no run may beat the lower bound of lms sim.
+# capacity) and the traces of bench/workloads/gen_traces.py, at 2x, 4x and
+# 10x oversubscription, where no run may beat the lower bound of lms sim
+# and furthest-next-use victims may not bring in more bytes than LRU.
 set -u
 lms=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,12 +51,15 @@ done
 py=$(command -v python3 || true)
 if [ -n "$py" ]; then
   "$py" "$here/../bench/workloads/gen_traces.py" "$dir" >/dev/null
+  # No refusal, no run below the lower bound, and furthest-next-use
+  # victims never bring in more than LRU victims (sweep.py's exit status).
   out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" "$dir/oddsizes.trace" \
-        "$dir/stream.trace" --over 2,4,10 --links pcie3 2>&1)
+        "$dir/stream.trace" "$dir/resnet50.trace" "$dir/gpt2-medium.trace" \
+        "$dir/random4k.trace" --over 2,4,10 --links pcie3 2>&1)
   if [ $? -eq 0 ]; then
-    pass=$((pass + 1)); echo "ok   odd-size and streaming traces at 2x, 4x, 10x"
+    pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
   else
-    fail=$((fail + 1)); echo "FAIL odd-size and streaming traces:"; echo "$out" | sed 's/^/     /'
+    fail=$((fail + 1)); echo "FAIL generated traces:"; echo "$out" | sed 's/^/     /'
   fi
 else
   echo "skip generated traces: no python3"

@@ -325,3 +325,75 @@ Test(swap, stats_file_is_written_at_destroy) {
   cr_assert(strstr(buf, "\"bytes_h2d\": {\"current\": 0") != NULL, "%s", buf);
   cr_assert(strstr(buf, "\"steps\": {\"current\": 1") != NULL, "%s", buf);
 }
+
+/* Note [Writing back ahead]: the chunks the schedule would evict first are
+ * written home ahead and stay resident, clean; only the first `bytes` of
+ * them in furthest-next-use order, only those not needed before `after`;
+ * evicting them later copies nothing, a chunk written again is written
+ * home again, and no byte changes on the way. */
+typedef struct uses_of {
+  lms_chunk_t *c[3];
+  uint64_t next[3];
+} uses_of_t;
+
+static uint64_t table_next_use(void *arg, const lms_chunk_t *c) {
+  const uses_of_t *u = arg;
+  for (int i = 0; i < 3; i++)
+    if (u->c[i] == c) return u->next[i];
+  return LMS__NEVER;
+}
+
+Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
+     .init = up, .fini = down) {
+  lms_status_t st;
+  lms__swap_t *sw = &ctx->swap;
+  uses_of_t u = {.c = {alloc(1 << 20), alloc(1 << 20), alloc(1 << 20)},
+                 .next = {100, 50, 5}};
+  uint64_t sum[3];
+  for (int i = 0; i < 3; i++) {
+    sum[i] = lms_test_write(ctx, u.c[i], s, (uint64_t)i + 11, &st);
+    cr_assert(eq(int, st, LMS_OK));
+    cr_assert(eq(int, u.c[i]->dirty, 1));
+    cr_assert(ne(ptr, u.c[i]->dptr, NULL));
+  }
+  lms__next_use_fn saved = sw->next_use;
+  void *saved_arg = sw->next_use_arg;
+  sw->next_use = table_next_use;
+  sw->next_use_arg = &u;
+  lms_stats_t s0 = stats();
+  /* 1 MiB of budget: only the furthest, c[0], is written. */
+  cr_assert(eq(int, lms__swap_clean_ahead(sw, 1 << 20, 10), LMS_OK));
+  lms_stats_t s1 = stats();
+  cr_assert(eq(i64, s1.swaps_out.total - s0.swaps_out.total, 1));
+  cr_assert(eq(i64, s1.bytes_d2h.total - s0.bytes_d2h.total, 1 << 20));
+  cr_assert(eq(int, u.c[0]->dirty, 0));
+  cr_assert(ne(ptr, u.c[0]->dptr, NULL));
+  cr_assert(eq(int, u.c[1]->dirty, 1));
+  cr_assert(eq(int, u.c[2]->dirty, 1));
+  /* A larger budget counts c[0] again, clean, then writes c[1]; c[2] is
+   * needed before step 10 and stays dirty. */
+  cr_assert(eq(int, lms__swap_clean_ahead(sw, 8 << 20, 10), LMS_OK));
+  lms_stats_t s2 = stats();
+  cr_assert(eq(i64, s2.swaps_out.total - s1.swaps_out.total, 1));
+  cr_assert(eq(int, u.c[1]->dirty, 0));
+  cr_assert(ne(ptr, u.c[1]->dptr, NULL));
+  cr_assert(eq(int, u.c[2]->dirty, 1));
+  sw->next_use = saved;
+  sw->next_use_arg = saved_arg;
+  /* c[1] is written again after its copy home: dirty again. */
+  sum[1] = lms_test_write(ctx, u.c[1], s, 99, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(int, u.c[1]->dirty, 1));
+  /* Evicting all: c[0] is dropped, c[1] and c[2] are written home. */
+  cr_assert(eq(int, lms__swap_evict_all(sw), LMS_OK));
+  lms_stats_t s3 = stats();
+  cr_assert(eq(i64, s3.swaps_out.total - s2.swaps_out.total, 2));
+  cr_assert(eq(i64, s3.drops.total - s2.drops.total, 1));
+  for (int i = 0; i < 3; i++) {
+    cr_assert(eq(ptr, u.c[i]->dptr, NULL));
+    cr_assert(eq(u64, lms_test_read(ctx, u.c[i], s, &st), sum[i]),
+              "chunk %d", i);
+    cr_assert(eq(int, st, LMS_OK));
+  }
+  for (int i = 0; i < 3; i++) cr_assert(eq(int, lms_free(ctx, u.c[i]), LMS_OK));
+}

@@ -191,6 +191,9 @@ struct lms__plan {
   u64map_t trace_ids;    /* serial -> chunk index + 1 in the trace */
   char trace_path[LMS__PATH_MAX];
   uint64_t pending_ns;   /* compute of the current step */
+  uint64_t horizon;      /* active: the first step past the window's
+                            working set (Note [Working set of the window]);
+                            LMS__NEVER when it all fits */
 
 };
 
@@ -456,6 +459,7 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
 }
 
 static lms_status_t prefetch(lms__plan_t *p) {
+  p->horizon = LMS__NEVER;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
   uint64_t limit = window_bytes(p), ahead = 0;
   lms_status_t st = LMS_OK;
@@ -484,16 +488,22 @@ static lms_status_t prefetch(lms__plan_t *p) {
     }
     if (room > 0) LMS_CHECK(lms__swap_make_room(p->swap, room, p->t));
     map_clear(&p->ws_keys);
-    for (uint32_t d = 0; d < n; d++) {
-      const pstep_t *s = &p->steps[(p->pos + d) % p->period];
-      int next_iteration = p->pos + d >= p->period;
+    uint32_t reach = 0;
+    for (; reach < n; reach++) {
+      const pstep_t *s = &p->steps[(p->pos + reach) % p->period];
       for (uint32_t i = 0; i < s->n; i++) {
         const pref_t *ref = &p->refs[s->first + i];
         if (map_find(&p->ws_keys, ref->key) != NULL) continue;
         if (map_put(&p->ws_keys, ref->key, 1) != 0) return st;
         ws += ref->size;
       }
-      if (ws > budget) return st;
+      if (ws > budget) break;
+    }
+    /* Nothing past the walk: the working set fits, nothing need leave. */
+    p->horizon = reach < n ? p->t + reach : LMS__NEVER;
+    for (uint32_t d = 0; d < reach; d++) {
+      const pstep_t *s = &p->steps[(p->pos + d) % p->period];
+      int next_iteration = p->pos + d >= p->period;
       for (uint32_t i = 0; i < s->n; i++) {
         const pref_t *ref = &p->refs[s->first + i];
         lms_chunk_t *c = resolve(p, ref->key);
@@ -669,8 +679,13 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
    * not the write-back, is what the next copy waits for. */
   if (p->mode == MODE_ACTIVE && p->policy != LMS_POLICY_ONDEMAND &&
       p->window.steps > 0)
-    return lms__swap_make_room(p->swap, p->swap->placement.capacity / 8,
-                               p->t + 2);
+    LMS_CHECK(lms__swap_make_room(p->swap, p->swap->placement.capacity / 8,
+                                  p->t + 2));
+  /* Note [Writing back ahead] in residency.c. */
+  if (p->mode == MODE_ACTIVE && p->policy == LMS_POLICY_SCHEDULE &&
+      p->window.steps > 0 && p->horizon != LMS__NEVER)
+    return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 16,
+                                 p->horizon);
   return LMS_OK;
 }
 

@@ -377,7 +377,12 @@ static lms_status_t alloc_device(lms__swap_t *s, size_t size, void *stream,
 static lms_status_t drop_stream(lms__swap_t *s, lms_chunk_t *c, void **out) {
   int copy_in_flight =
       c->ready_pending && !event_done(s, c->ready_ev, "event_query at a drop");
-  if (!copy_in_flight && !c->home_unknown && c->nuses <= 1) {
+  /* A write-back ahead (Note [Writing back ahead]) may still be reading
+   * the block: it is on the device-to-host stream, which orders after it. */
+  int home_in_flight =
+      c->home_pending && !event_done(s, c->home_ev, "event_query at a drop");
+  if (!copy_in_flight && !home_in_flight && !c->home_unknown &&
+      c->nuses <= 1) {
     c->ready_pending = 0;
     *out = c->nuses == 1 ? c->uses[0].stream : NULL;
     return LMS_OK;
@@ -547,6 +552,68 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
     LMS_CHECK(evict(s, victim));
   }
   return LMS_OK;
+}
+
+/* Note [Writing back ahead]
+ * Training writes in bursts.  The optimizer leaves weights and their
+ * state dirty and not read again until the next forward or the next
+ * update, and those are the first victims when the next forward needs
+ * room for its activations; written home only then, they queue on the
+ * device-to-host stream beside the activations' own write-backs, and
+ * every copy in waits for the room.  So at each step boundary the chunks
+ * the schedule would evict first are made clean ahead of need: walking
+ * the unpinned resident chunks not needed before the window's horizon
+ * (Note [Working set of the window] in plan.c), furthest next use first,
+ * up to `bytes` of them, clean or dirty, each dirty one is written home
+ * and stays resident.  Its eviction later is a free drop, and its copy
+ * ran while the step that made it dirty was still near: during the
+ * update, whose copies in leave the outgoing direction idle.  Only chunks
+ * whose users are done are written, so the copy never waits.  A chunk
+ * written again before it leaves costs its copy for nothing; keeping to
+ * the head of the eviction order keeps that rare (gpt2-medium at 2x:
+ * 11.3 GB written home an iteration against 10.3 GB without, for 13 %
+ * less time over pcie3).
+ * Ordering: the copy reads the device block on the device-to-host
+ * stream, so a later write waits for it (lms__swap_acquire), and so does
+ * the block's reuse after a drop (drop_stream); the home is not read
+ * before it is done (swap_in_to waits for home_ev). */
+static int by_use_desc(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : 0;
+}
+
+lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
+                                   uint64_t after) {
+  if (s->next_use == NULL || bytes == 0) return LMS_OK;
+  size_t n = 0, cap = 0;
+  uint64_t *v = NULL; /* pairs: next use, chunk */
+  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) {
+    uint64_t u = s->next_use(s->next_use_arg, c);
+    if (u <= after) continue;
+    if (n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      uint64_t *nv = realloc(v, 2 * ncap * sizeof *nv);
+      if (nv == NULL) break; /* an optimisation: do what fits */
+      v = nv;
+      cap = ncap;
+    }
+    v[2 * n] = u;
+    v[2 * n + 1] = (uint64_t)(uintptr_t)c;
+    n++;
+  }
+  qsort(v, n, 2 * sizeof *v, by_use_desc);
+  lms_status_t st = LMS_OK;
+  uint64_t done = 0;
+  uint64_t seen = 0;
+  for (size_t i = 0; i < n && seen < bytes && st == LMS_OK; i++) {
+    lms_chunk_t *c = (lms_chunk_t *)(uintptr_t)v[2 * i + 1];
+    seen += c->size;
+    if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
+    st = write_home(s, c);
+    done += c->size;
+  }
+  free(v);
+  return st;
 }
 
 lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
@@ -863,6 +930,13 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
     }
   } else if (was_prefetched) {
     lms__stat_add(&s->stats.prefetch_hits, 1);
+  }
+  if ((access & LMS_ACCESS_WRITE) && !fresh && c->home_pending &&
+      !event_done(s, c->home_ev, "event_query before a write")) {
+    /* A write-back ahead is still reading the device copy: writing it now
+     * would tear the home (Note [Writing back ahead]). */
+    lms_status_t st = d->ops->stream_wait(d, stream, c->home_ev);
+    if (st != LMS_OK) return device_error(s, st, "stream_wait for a write-back");
   }
   c->prefetched = 0;
   lru_remove(s, c);

@@ -118,6 +118,11 @@ lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c);
 /* Evicts chunks not needed before step `after` until `bytes` of the
  * budget are free (Notes [Room ahead] and [Free reserve] in plan.c). */
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after);
+/* Writes home the dirty ones among the first `bytes` of unpinned chunks
+ * not needed before step `after`, furthest next use first; they stay
+ * resident and clean (Note [Writing back ahead] in residency.c). */
+lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
+                                   uint64_t after);
 /* Starts bringing c in ahead of its use at step `need`, evicting only
  * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
  * resident or on its way (or has nothing to bring); LMS_NOT_READY when
