@@ -61,6 +61,20 @@ if [ -n "$py" ]; then
   else
     fail=$((fail + 1)); echo "FAIL generated traces:"; echo "$out" | sed 's/^/     /'
   fi
+  # Note [A window that adapts]: streaming inference under the default
+  # window brings in at most 1.3x the fewest bytes (1.73x with the whole
+  # window, before the window adapted).
+  if "$lms" sim "$dir/stream.trace" --capacities 1.13GiB --links pcie3 \
+       --policies schedule --json "$dir/stream.json" >/dev/null 2>&1 &&
+     "$py" -c 'import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+x = r["bytes_h2d"] / r["min_bytes_h2d"]
+print("stream at 2x: %.3f x the fewest bytes in" % x)
+sys.exit(0 if x <= 1.3 else 1)' "$dir/stream.json"; then
+    pass=$((pass + 1)); echo "ok   streaming at 2x within 1.3x of the fewest bytes"
+  else
+    fail=$((fail + 1)); echo "FAIL streaming at 2x moves too much"
+  fi
 else
   echo "skip generated traces: no python3"
 fi

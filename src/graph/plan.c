@@ -191,6 +191,9 @@ struct lms__plan {
   u64map_t trace_ids;    /* serial -> chunk index + 1 in the trace */
   char trace_path[LMS__PATH_MAX];
   uint64_t pending_ns;   /* compute of the current step */
+  uint64_t ahead_limit;  /* bytes the window looks ahead now; 0: not yet
+                            (Note [A window that adapts]) */
+  int64_t seen_late, seen_hits; /* the swap's counters at the last step */
   uint64_t horizon;      /* active: the first step past the window's
                             working set (Note [Working set of the window]);
                             LMS__NEVER when it all fits */
@@ -462,6 +465,31 @@ static lms_status_t prefetch(lms__plan_t *p) {
   p->horizon = LMS__NEVER;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
   uint64_t limit = window_bytes(p), ahead = 0;
+  /* Note [A window that adapts]: the window's bytes are a ceiling; the
+   * bytes looked ahead follow the prefetches' fate.  A prefetch that was
+   * late means the link, not the lead, is what the step waited for:
+   * looking further ahead cannot make copies arrive sooner, and every
+   * chunk brought in early holds room that what is reused (a weight
+   * block streamed past every iteration) would otherwise keep, so the
+   * traffic grows (streaming inference at 2x: 2.11 GB an iteration with
+   * the whole window, 1.41 GB adapting, 1.22 GB at least).  So a step
+   * that saw a late prefetch halves the bytes ahead, and a step whose
+   * prefetches all arrived in time doubles them, between 1/64 of the
+   * budget and the window's bytes.  The step that begins and the next are
+   * brought in whatever the bytes (prefetch_one). */
+  if (p->mode == MODE_ACTIVE) {
+    int64_t late = p->swap->stats.prefetch_late.total;
+    int64_t hits = p->swap->stats.prefetch_hits.total;
+    if (p->ahead_limit == 0) p->ahead_limit = limit;
+    if (late > p->seen_late) p->ahead_limit /= 2;
+    else if (hits > p->seen_hits) p->ahead_limit *= 2;
+    uint64_t least = p->swap->placement.capacity / 64;
+    if (p->ahead_limit < least) p->ahead_limit = least;
+    if (p->ahead_limit > limit) p->ahead_limit = limit;
+    p->seen_late = late;
+    p->seen_hits = hits;
+    limit = p->ahead_limit;
+  }
   lms_status_t st = LMS_OK;
   if (p->mode == MODE_ACTIVE) {
     uint32_t n = p->window.steps < p->period ? p->window.steps : p->period;
@@ -681,10 +709,10 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
       p->window.steps > 0)
     LMS_CHECK(lms__swap_make_room(p->swap, p->swap->placement.capacity / 8,
                                   p->t + 2));
-  /* Note [Writing back ahead] in residency.c. */
+  /* Note [Writing back ahead] in residency.c: about the next victim. */
   if (p->mode == MODE_ACTIVE && p->policy == LMS_POLICY_SCHEDULE &&
       p->window.steps > 0 && p->horizon != LMS__NEVER)
-    return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 16,
+    return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 256,
                                  p->horizon);
   return LMS_OK;
 }
