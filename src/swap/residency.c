@@ -605,7 +605,7 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
     v[2 * n + 1] = (uint64_t)(uintptr_t)c;
     n++;
   }
-  qsort(v, n, 2 * sizeof *v, by_use_desc);
+  if (n > 1) qsort(v, n, 2 * sizeof *v, by_use_desc); /* v is NULL when n is 0 */
   lms_status_t st = LMS_OK;
   uint64_t done = 0;
   uint64_t seen = 0;
