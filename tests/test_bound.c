@@ -83,6 +83,28 @@ Test(bound, written_chunks_go_home_to_leave) {
   lms__wl_free(&w);
 }
 
+Test(bound, every_dirty_run_that_leaves_goes_home) {
+  /* Activations A and C (transient) are each written, read at once, and
+   * read again after B (read only) has filled the room.  Whatever a
+   * policy does, each leaves while dirty or went home before: 2 MiB go
+   * home an iteration, though the gap right after each write needs no
+   * room and at no one step are both away. */
+  lms__workload_t w;
+  lms__wl_init(&w, "two-dirty-runs");
+  uint32_t id;
+  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 1, "A", &id), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 0, "B", &id), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 1, "C", &id), LMS_OK));
+  const char *const steps[] = {"w0", "r0", "r1", "r0", "w2", "r2", "r1", "r2"};
+  for (int i = 0; i < 8; i++) step(&w, 1000, steps[i]);
+  lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 1.0);
+  cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
+  /* With room for all three nothing leaves. */
+  b = bound_of(&w, 3 * MiB, 1.0, 1.0);
+  cr_assert(eq(u64, b.d2h_bytes, 0));
+  lms__wl_free(&w);
+}
+
 Test(bound, training_splits_at_its_peak) {
   /* Forward writes four 1 MiB activations (compute 1 us each), backward
    * reads them in reverse, under room for two: at the first backward step

@@ -1545,3 +1545,64 @@ Test(discard, dead_blobs_are_not_moved) {
   lms_options_destroy(o);
   lms__wl_free(&w);
 }
+
+/* Note [Counters that add up] in replay.c: in every iteration, prefetches
+ * issued plus those still open at its start equal hits, late arrivals and
+ * wastes plus those open at its end; under every policy, on the built-ins
+ * and on random programs, over the slowest and a fast link. */
+static void check_counters(const lms__replay_result_t *res, const char *what) {
+  for (int i = 0; i < res->iterations; i++) {
+    const lms__replay_iter_t *it = &res->iter[i];
+    cr_assert(eq(u64, it->prefetches + it->prefetch_open_before,
+                 it->prefetch_hits + it->prefetch_late + it->prefetch_wasted +
+                     it->prefetch_open_after),
+              "%s, iteration %d: %llu prefetches + %llu open before, %llu "
+              "hits + %llu late + %llu wasted + %llu open after", what, i + 1,
+              (unsigned long long)it->prefetches,
+              (unsigned long long)it->prefetch_open_before,
+              (unsigned long long)it->prefetch_hits,
+              (unsigned long long)it->prefetch_late,
+              (unsigned long long)it->prefetch_wasted,
+              (unsigned long long)it->prefetch_open_after);
+    if (i > 0)
+      cr_assert(eq(u64, it->prefetch_open_before,
+                   res->iter[i - 1].prefetch_open_after), "%s", what);
+  }
+}
+
+Test(learned, prefetch_counters_add_up_in_every_iteration, .timeout = 300) {
+  static const char *const policies[] = {"lru", "schedule"};
+  static const char *const links[] = {"pcie3", "nvlink2"};
+  uint64_t opened = 0;
+  for (size_t i = 0; i < NBUILTINS + 12; i++) {
+    lms__workload_t w;
+    char limit_s[32];
+    if (i < NBUILTINS) {
+      build_builtin(&builtins[i], &w);
+      snprintf(limit_s, sizeof limit_s, "%s", builtins[i].limit);
+    } else {
+      const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB,
+                          .transient = 1};
+      random_workload(0xc0117e5ull + i, &sh, &w);
+      limit_text(lms__wl_max_step_bytes(&w) * 3 / 2 + 4 * MiB, limit_s,
+                 sizeof limit_s);
+    }
+    for (size_t p = 0; p < 2; p++)
+      for (size_t l = 0; l < 2; l++) {
+        lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
+                                   "link", links[l], "sim-bytes", "off", NULL);
+        char what[160];
+        snprintf(what, sizeof what, "%s under %s, %s over %s", w.name, limit_s,
+                 policies[p], links[l]);
+        lms__replay_result_t res;
+        replay(&w, o, 5, 0, NULL, NULL, &res, what);
+        lms_options_destroy(o);
+        check_counters(&res, what);
+        for (int k = 0; k < res.iterations; k++)
+          opened += res.iter[k].prefetch_open_after;
+      }
+    lms__wl_free(&w);
+  }
+  /* Prefetches do cross iterations here, or the identity proves little. */
+  cr_assert(gt(u64, opened, 0));
+}

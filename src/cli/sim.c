@@ -411,6 +411,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"gpu_busy\": %.4f, \"bytes_h2d\": %llu, \"bytes_d2h\": %llu, "
           "\"stall_ns\": %llu, \"prefetches\": %llu, \"prefetch_hits\": %llu, "
           "\"prefetch_late\": %llu, \"prefetch_wasted\": %llu, "
+          "\"prefetch_open_before\": %llu, \"prefetch_open_after\": %llu, "
           "\"demand_misses\": %llu, \"cache_hits\": %llu, "
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
           "\"schedule\": \"%s\", \"period\": %u, "
@@ -427,6 +428,8 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)l->prefetch_hits,
           (unsigned long long)l->prefetch_late,
           (unsigned long long)l->prefetch_wasted,
+          (unsigned long long)l->prefetch_open_before,
+          (unsigned long long)l->prefetch_open_after,
           (unsigned long long)l->demand_misses,
           (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
           (unsigned long long)r->device_peak, r->schedule, r->period,

@@ -16,6 +16,22 @@ typedef struct span {
   uint32_t first, last; /* steps that use the chunk; first > last: none */
 } span_t;
 
+/* Note [Counters that add up]
+ * An iteration's counters are the differences of the totals at its two
+ * ends, and a prefetch issued near the end of one iteration for the first
+ * steps of the next is counted as a prefetch in the first and as a hit,
+ * a late arrival or a waste in the second.  So each end also counts the
+ * prefetches still open (brought in, neither used nor evicted nor freed),
+ * and for every iteration prefetches + open before = hits + late + wasted
+ * + open after, which test_scheduler checks.  A settled iteration opens
+ * about as many as it inherits; one that has not settled may not. */
+static uint64_t prefetches_open(lms_ctx_t *ctx) {
+  uint64_t n = 0;
+  for (const lms_chunk_t *c = ctx->swap.all; c != NULL; c = c->all_next)
+    n += c->prefetched != 0;
+  return n;
+}
+
 static void take_stats(lms_ctx_t *ctx, lms_stats_t *st, lms__sim_report_t *rep) {
   lms_stats_get(ctx, st);
   memset(rep, 0, sizeof *rep);
@@ -176,6 +192,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   lms__sim_report_t rbefore, rafter;
   for (int it = 0; it < iterations; it++) {
     take_stats(ctx, &before, &rbefore);
+    uint64_t open_before = prefetches_open(ctx);
     uint64_t t0 = lms_now_ns(ctx);
     if (tl != NULL && it == iterations - 1) {
       st = lms__tl_attach(tl, ctx->dev, err);
@@ -245,6 +262,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     take_stats(ctx, &after, &rafter);
     lms__replay_iter_t *ir = &out->iter[it];
     diff_iter(&before, &after, &rbefore, &rafter, ir);
+    ir->prefetch_open_before = open_before;
+    ir->prefetch_open_after = prefetches_open(ctx);
     ir->time_ns = lms_now_ns(ctx) - t0;
     out->iterations = it + 1;
     if (settle && it + 1 >= LMS__REPLAY_SETTLE_MIN &&

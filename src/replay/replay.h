@@ -36,6 +36,10 @@ typedef struct lms__replay_iter {
   uint64_t h2d_busy_ns, d2h_busy_ns;
   uint64_t stall_ns;
   uint64_t prefetches, prefetch_hits, prefetch_late, prefetch_wasted;
+  /* Prefetched chunks not yet used or evicted when the iteration began
+   * and when it ended: prefetches + open_before = hits + late + wasted +
+   * open_after (Note [Counters that add up] in replay.c). */
+  uint64_t prefetch_open_before, prefetch_open_after;
   uint64_t demand_misses, cache_hits;
 } lms__replay_iter_t;
 

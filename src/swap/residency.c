@@ -840,6 +840,9 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
     void *stream = NULL;
     lms_status_t st = drop_stream(s, c, &stream);
     if (st != LMS_OK) return st;
+    /* Brought in ahead and freed unused: the copy was for nothing. */
+    if (c->prefetched) lms__stat_add(&s->stats.prefetch_wasted, 1);
+    c->prefetched = 0;
     lru_remove(s, c);
     forget_device_copy(s, c, stream);
   }
