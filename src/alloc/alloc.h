@@ -45,7 +45,9 @@ typedef struct lms__devcache {
   lms__avl_t free_blocks;    /* by (size, address): best fit */
   lms__avl_t used_blocks;    /* by address: free() finds its block */
   lms__segment_t *segments;  /* doubly linked */
-  lms__block_t *pending;     /* free blocks waiting on an event */
+  lms__block_t *pending;     /* free blocks waiting on an event, newest
+                                first */
+  lms__block_t *pending_tail; /* ... and the oldest */
   lms__evpool_t events;      /* for pending blocks */
   char *err;                 /* the owner's last-error buffer */
   uint64_t last_wait_ns;     /* the longest wait the last allocation made

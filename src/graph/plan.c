@@ -183,7 +183,16 @@ struct lms__plan {
   uint32_t *use_first, *use_count, *uses;
 
   u64map_t live;         /* serial -> (uintptr_t) chunk */
-  u64map_t ws_keys;      /* scratch: keys in the prefetch window */
+  /* The window's working set, kept as it slides (Note [Working set of
+   * the window]): steps [ws_first, ws_first + ws_len) of the schedule,
+   * cyclic; per key, how many of its references are in it. */
+  uint32_t *ref_key;     /* dense key of each reference of the schedule */
+  lms_chunk_t **key_chunk; /* per dense key: resolve(key), kept current */
+  uint64_t *key_size;
+  uint32_t *ws_count;
+  uint32_t ws_first, ws_len;
+  uint64_t ws_bytes;
+  int ws_valid;
   u64map_t bind;         /* key -> serial of the chunk now playing it */
 
   /* The trace being recorded, or NULL. */
@@ -237,10 +246,9 @@ static uint64_t next_use(void *arg, const lms_chunk_t *c) {
   const lms__plan_t *p = arg;
   if (p->mode == MODE_ACTIVE) {
     if (c->plan_key == 0) return LMS__NEVER;
-    uint64_t *ki = map_find(&p->key_index, c->plan_key);
-    if (ki == NULL) return LMS__NEVER;
-    const uint32_t *u = p->uses + p->use_first[*ki];
-    uint32_t n = p->use_count[*ki];
+    uint32_t ki = c->plan_kidx;
+    const uint32_t *u = p->uses + p->use_first[ki];
+    uint32_t n = p->use_count[ki];
     if (n == 0) return LMS__NEVER; /* only ever overwritten */
     /* The first use at or after pos; else the first one, next period. */
     uint32_t lo = 0, hi = n;
@@ -271,6 +279,14 @@ static void drop_schedule(lms__plan_t *p) {
   free(p->use_count);
   free(p->uses);
   p->use_first = p->use_count = p->uses = NULL;
+  free(p->ref_key);
+  free(p->key_chunk);
+  p->key_chunk = NULL;
+  free(p->key_size);
+  free(p->ws_count);
+  p->ref_key = p->ws_count = NULL;
+  p->key_size = NULL;
+  p->ws_valid = 0;
   for (lms_chunk_t *c = p->swap->all; c != NULL; c = c->all_next)
     c->plan_key = 0;
 }
@@ -287,16 +303,27 @@ static int activate(lms__plan_t *p, uint32_t period) {
   p->use_first = calloc(nkeys + 1, sizeof *p->use_first);
   p->use_count = calloc(nkeys + 1, sizeof *p->use_count);
   p->uses = calloc(nrefs + 1, sizeof *p->uses);
-  if (!p->use_first || !p->use_count || !p->uses) return -1;
-  for (uint32_t i = 0; i < nrefs; i++)
-    p->use_count[*map_find(&p->key_index, p->refs[i].key)]++;
+  p->ref_key = calloc(nrefs + 1, sizeof *p->ref_key);
+  p->key_size = calloc(nkeys + 1, sizeof *p->key_size);
+  p->ws_count = calloc(nkeys + 1, sizeof *p->ws_count);
+  p->key_chunk = calloc(nkeys + 1, sizeof *p->key_chunk);
+  if (!p->use_first || !p->use_count || !p->uses || !p->ref_key ||
+      !p->key_size || !p->ws_count || !p->key_chunk)
+    return -1;
+  for (uint32_t i = 0; i < nrefs; i++) {
+    uint32_t k = (uint32_t)*map_find(&p->key_index, p->refs[i].key);
+    p->ref_key[i] = k;
+    p->key_size[k] = p->refs[i].size;
+    p->use_count[k]++;
+  }
+  p->ws_valid = 0;
   for (uint32_t k = 1; k < nkeys; k++)
     p->use_first[k] = p->use_first[k - 1] + p->use_count[k - 1];
   memset(p->use_count, 0, (nkeys + 1) * sizeof *p->use_count);
   for (uint32_t s = 0; s < period; s++) {
     for (uint32_t i = 0; i < p->steps[s].n; i++) {
       const pref_t *ref = &p->refs[p->steps[s].first + i];
-      uint64_t k = *map_find(&p->key_index, ref->key);
+      uint64_t k = p->ref_key[p->steps[s].first + i];
       uint32_t *cnt = &p->use_count[k];
       /* Note [Next use means next read]: a step that overwrites the chunk
        * needs a block, not the bytes, so only steps that read count. */
@@ -309,7 +336,11 @@ static int activate(lms__plan_t *p, uint32_t period) {
   /* Persistent chunks play their own keys. */
   for (uint32_t i = 0; i < nrefs; i++) {
     lms_chunk_t *c = live_chunk(p, p->refs[i].key);
-    if (c != NULL) c->plan_key = p->refs[i].key;
+    p->key_chunk[p->ref_key[i]] = c;
+    if (c != NULL) {
+      c->plan_key = p->refs[i].key;
+      c->plan_kidx = p->ref_key[i];
+    }
   }
   p->nsteps = period;
   p->nrefs = nrefs;
@@ -324,15 +355,19 @@ static void bind_current(lms__plan_t *p, uint32_t pos) {
   const pstep_t *st = &p->steps[pos];
   for (uint32_t i = 0; i < st->n && i < p->ncur; i++) {
     uint64_t key = p->refs[st->first + i].key;
+    uint32_t k = p->ref_key[st->first + i];
     lms_chunk_t *c = live_chunk(p, p->cur[i].key);
     if (c == NULL) continue;
     if (c->plan_key != 0 && c->plan_key != key) {
       /* The chunk changes role; its old key's binding goes with it. */
       uint64_t *b = map_find(&p->bind, c->plan_key);
       if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+      p->key_chunk[c->plan_kidx] = resolve(p, c->plan_key);
     }
     c->plan_key = key;
+    c->plan_kidx = k;
     if (map_put(&p->bind, key, c->serial) != 0) c->plan_key = 0;
+    p->key_chunk[k] = resolve(p, key);
   }
 }
 
@@ -461,6 +496,64 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
   return 1;
 }
 
+/* Adds (d = 1) or takes away (d = -1) schedule step `pos` from the
+ * window's working set. */
+static void ws_step(lms__plan_t *p, uint32_t pos, int d) {
+  const pstep_t *st = &p->steps[pos];
+  for (uint32_t i = 0; i < st->n; i++) {
+    uint32_t k = p->ref_key[st->first + i];
+    if (d > 0) {
+      if (p->ws_count[k]++ == 0) p->ws_bytes += p->key_size[k];
+    } else if (--p->ws_count[k] == 0) {
+      p->ws_bytes -= p->key_size[k];
+    }
+  }
+}
+
+/* How many steps from pos on fit the budget together (Note [Working set of
+ * the window]): the window slides with pos and grows while the next step
+ * keeps its distinct bytes within `budget`, so each step enters and leaves
+ * it once an iteration, O(1) amortised per reference, plus one step
+ * tried and taken out again per call. */
+static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
+  if (!p->ws_valid || p->ws_len > p->period) {
+    memset(p->ws_count, 0,
+           (p->key_index.len + 1) * sizeof *p->ws_count);
+    p->ws_bytes = 0;
+    p->ws_first = p->pos;
+    p->ws_len = 0;
+    p->ws_valid = 1;
+  }
+  /* Slide the start to pos: the steps passed leave. */
+  while (p->ws_first != p->pos && p->ws_len > 0) {
+    ws_step(p, p->ws_first, -1);
+    p->ws_first = (p->ws_first + 1) % p->period;
+    p->ws_len--;
+  }
+  p->ws_first = p->pos;
+  /* A smaller n (the window changed) drops the steps past it. */
+  while (p->ws_len > n) {
+    p->ws_len--;
+    ws_step(p, (p->ws_first + p->ws_len) % p->period, -1);
+  }
+  /* Over the budget already (the steps ahead grew, a budget shrank):
+   * shrink from the far end. */
+  while (p->ws_len > 0 && p->ws_bytes > budget) {
+    p->ws_len--;
+    ws_step(p, (p->ws_first + p->ws_len) % p->period, -1);
+  }
+  while (p->ws_len < n) {
+    uint32_t next = (p->ws_first + p->ws_len) % p->period;
+    ws_step(p, next, 1);
+    if (p->ws_bytes > budget) {
+      ws_step(p, next, -1);
+      break;
+    }
+    p->ws_len++;
+  }
+  return p->ws_len;
+}
+
 static lms_status_t prefetch(lms__plan_t *p) {
   p->horizon = LMS__NEVER;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
@@ -499,7 +592,7 @@ static lms_status_t prefetch(lms__plan_t *p) {
      * again before its use, and the copy would be wasted.  So the walk
      * stops at the step where the distinct bytes used so far exceed the
      * budget (less a margin for fragmentation). */
-    uint64_t budget = p->swap->placement.capacity / 20 * 16, ws = 0;
+    uint64_t budget = p->swap->placement.capacity / 20 * 16;
     /* Note [Room ahead]: the outputs the step that begins will overwrite
      * need blocks but no copy; made at the acquire, that room would come
      * from victims whose write-backs the compute stream then waits for.
@@ -511,22 +604,11 @@ static lms_status_t prefetch(lms__plan_t *p) {
     for (uint32_t i = 0; i < now->n; i++) {
       const pref_t *ref = &p->refs[now->first + i];
       if (!(ref->access & LMS_ACCESS_OVERWRITE)) continue;
-      lms_chunk_t *c = resolve(p, ref->key);
+      lms_chunk_t *c = p->key_chunk[p->ref_key[now->first + i]];
       if (c == NULL || c->dptr == NULL) room += ref->size;
     }
     if (room > 0) LMS_CHECK(lms__swap_make_room(p->swap, room, p->t));
-    map_clear(&p->ws_keys);
-    uint32_t reach = 0;
-    for (; reach < n; reach++) {
-      const pstep_t *s = &p->steps[(p->pos + reach) % p->period];
-      for (uint32_t i = 0; i < s->n; i++) {
-        const pref_t *ref = &p->refs[s->first + i];
-        if (map_find(&p->ws_keys, ref->key) != NULL) continue;
-        if (map_put(&p->ws_keys, ref->key, 1) != 0) return st;
-        ws += ref->size;
-      }
-      if (ws > budget) break;
-    }
+    uint32_t reach = window_reach(p, n, budget);
     /* Nothing past the walk: the working set fits, nothing need leave. */
     p->horizon = reach < n ? p->t + reach : LMS__NEVER;
     for (uint32_t d = 0; d < reach; d++) {
@@ -534,7 +616,7 @@ static lms_status_t prefetch(lms__plan_t *p) {
       int next_iteration = p->pos + d >= p->period;
       for (uint32_t i = 0; i < s->n; i++) {
         const pref_t *ref = &p->refs[s->first + i];
-        lms_chunk_t *c = resolve(p, ref->key);
+        lms_chunk_t *c = p->key_chunk[p->ref_key[s->first + i]];
         /* Past the end of the period only chunks that live on (playing
          * their own keys) are the ones the next iteration will use. */
         if (c != NULL && next_iteration && c->serial != ref->key) continue;
@@ -599,7 +681,6 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
   map_free(&p->key_index);
   map_free(&p->bind);
   map_free(&p->live);
-  map_free(&p->ws_keys);
   map_free(&p->trace_ids);
   free(p->steps);
   free(p->refs);
@@ -629,6 +710,13 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
   if (c->plan_key != 0) {
     uint64_t *b = map_find(&p->bind, c->plan_key);
     if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+  }
+  if (p->mode == MODE_ACTIVE && p->key_chunk != NULL) {
+    /* Keys that resolved to c: the one it played, and its own serial. */
+    if (c->plan_key != 0)
+      p->key_chunk[c->plan_kidx] = resolve(p, c->plan_key);
+    uint64_t *k = map_find(&p->key_index, c->serial);
+    if (k != NULL) p->key_chunk[*k] = resolve(p, c->serial);
   }
   /* A chunk freed during its step stays in the step's references: they
    * are matched by position.  Its serial no longer resolves, so it binds

@@ -35,6 +35,7 @@ struct lms_chunk {
   int prefetched;  /* brought in by a prefetch and not yet acquired */
   int last_wrote;  /* the latest acquire asked to write */
   uint64_t plan_key; /* the schedule's name for this chunk; 0: none */
+  uint32_t plan_kidx; /* ... and its dense index, while plan_key != 0 */
   int pins;
   int free_on_release; /* lms_free_when_released: freed at the last release */
   void *ready_ev;  /* after the copy that brought the chunk in */
