@@ -48,6 +48,12 @@ typedef struct lms__devcache {
   lms__block_t *pending;     /* free blocks waiting on an event, newest
                                 first */
   lms__block_t *pending_tail; /* ... and the oldest */
+  struct {
+    void *stream;
+    size_t n;
+  } pending_streams[8];       /* pending blocks with events, per stream
+                                 (Note [Pending blocks in stream order]) */
+  int pending_overflow;       /* more streams than that were seen */
   lms__evpool_t events;      /* for pending blocks */
   char *err;                 /* the owner's last-error buffer */
   uint64_t last_wait_ns;     /* the longest wait the last allocation made

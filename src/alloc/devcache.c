@@ -109,7 +109,35 @@ static void event_put(lms__devcache_t *dc, void *ev) {
 
 /* ---- Pending list ------------------------------------------------------ */
 
+#define PENDING_STREAMS 8
+
+/* Counts b in (d = 1) or out (d = -1) of its stream's pending blocks. */
+static void pending_count(lms__devcache_t *dc, const lms__block_t *b, int d) {
+  if (b->event == NULL) return;
+  int free_slot = -1;
+  for (int i = 0; i < PENDING_STREAMS; i++) {
+    if (dc->pending_streams[i].n > 0 && dc->pending_streams[i].stream == b->stream) {
+      dc->pending_streams[i].n += (size_t)(ptrdiff_t)d;
+      return;
+    }
+    if (dc->pending_streams[i].n == 0 && free_slot < 0) free_slot = i;
+  }
+  if (d > 0 && free_slot >= 0) {
+    dc->pending_streams[free_slot].stream = b->stream;
+    dc->pending_streams[free_slot].n = 1;
+  } else {
+    dc->pending_overflow = 1;
+  }
+}
+
+static int pending_stream_count(const lms__devcache_t *dc) {
+  int n = 0;
+  for (int i = 0; i < PENDING_STREAMS; i++) n += dc->pending_streams[i].n > 0;
+  return n;
+}
+
 static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
+  pending_count(dc, b, 1);
   b->pprev = NULL;
   b->pnext = dc->pending;
   if (dc->pending) dc->pending->pprev = b;
@@ -118,6 +146,7 @@ static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
 }
 
 static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
+  pending_count(dc, b, -1);
   if (b->pprev) b->pprev->pnext = b->pnext;
   else dc->pending = b->pnext;
   if (b->pnext) b->pnext->pprev = b->pprev;
@@ -171,14 +200,17 @@ static void make_ready(lms__devcache_t *dc, lms__block_t *b) {
  * pending list is walked oldest first, and once one block of a stream is
  * not ready, the newer blocks of that stream are not asked: a walk costs
  * the blocks made ready plus one query per stream, not one query per
- * pending block (with the host far ahead of the device, thousands). */
-#define PENDING_STREAMS 8
-
+ * pending block (with the host far ahead of the device, thousands).  The
+ * pending blocks are counted per stream, so the walk ends once every
+ * stream that has some is found behind. */
 static void process_pending(lms__devcache_t *dc) {
   void *waiting[PENDING_STREAMS];
   int nwaiting = 0;
+  int streams = dc->pending_overflow ? PENDING_STREAMS + 1
+                                     : pending_stream_count(dc);
   lms__block_t *newer;
-  for (lms__block_t *b = dc->pending_tail; b != NULL; b = newer) {
+  for (lms__block_t *b = dc->pending_tail; b != NULL && nwaiting < streams;
+       b = newer) {
     newer = b->pprev;
     if (b->event == NULL) continue;
     int skip = 0;
@@ -217,9 +249,18 @@ static int same_kind(const lms__devcache_t *dc, const lms__block_t *b,
 static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
                               int strict) {
   lms__block_t probe = {.size = size, .ptr = NULL};
+  /* Blocks come by size: past the largest a request of its kind may take
+   * (a small segment, or twice the request) nothing more can do, so the
+   * walk stops there rather than at the end of the free blocks. */
+  size_t most = SIZE_MAX;
+  if (strict)
+    most = size <= dc->small_max ? dc->segment_unit
+           : size > SIZE_MAX / 2 ? SIZE_MAX
+                                 : 2 * size;
   for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
        n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
     lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
+    if (b->size > most) break;
     if (eligible(b, size, stream) && (!strict || same_kind(dc, b, size))) return b;
   }
   return NULL;
@@ -740,6 +781,8 @@ void lms__devcache_fini(lms__devcache_t *dc) {
   lms__evpool_fini(&dc->events);
   dc->segments = NULL;
   dc->pending = dc->pending_tail = NULL;
+  memset(dc->pending_streams, 0, sizeof dc->pending_streams);
+  dc->pending_overflow = 0;
   lms__avl_init(&dc->free_blocks, cmp_free);
   lms__avl_init(&dc->used_blocks, cmp_used);
 }

@@ -648,21 +648,28 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
 
 /* ---- Deferred frees of homes ----------------------------------------------- */
 
+/* The homes wait on write-backs, all on the device-to-host stream, whose
+ * events complete in order: the queue is oldest first, and a check stops
+ * at the first home still written to (one query, not one per home). */
 static void process_deferred(lms__swap_t *s, int wait) {
-  lms__deferred_t **link = &s->deferred;
+  lms__deferred_t **link = &s->deferred, *prev = NULL;
   while (*link != NULL) {
     lms__deferred_t *df = *link;
     lms_status_t st = wait ? s->dev->ops->event_sync(s->dev, df->event)
                            : s->dev->ops->event_query(s->dev, df->event);
-    if (st == LMS_OK) {
-      lms__hostpool_free(s->pool, df->home);
-      lms__evpool_put(&s->events, df->event);
-      *link = df->next;
-      free(df);
+    if (st == LMS_NOT_READY) return;
+    if (st != LMS_OK) {
+      /* Its fate unknown, the home stays held; the others are checked. */
+      device_error(s, st, "event check of a freed home");
+      prev = df;
+      link = &df->next;
       continue;
     }
-    if (st != LMS_NOT_READY) device_error(s, st, "event check of a freed home");
-    link = &df->next;
+    lms__hostpool_free(s->pool, df->home);
+    lms__evpool_put(&s->events, df->event);
+    *link = df->next;
+    if (s->deferred_tail == df) s->deferred_tail = prev;
+    free(df);
   }
 }
 
@@ -863,8 +870,10 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
       if (df != NULL) {
         df->home = c->home;
         df->event = c->home_ev;
-        df->next = s->deferred;
-        s->deferred = df;
+        df->next = NULL;
+        if (s->deferred_tail != NULL) s->deferred_tail->next = df;
+        else s->deferred = df;
+        s->deferred_tail = df;
         c->home_ev = NULL;
       }
       /* Without memory to remember it the home is leaked rather than
@@ -1081,6 +1090,7 @@ void lms__swap_fini(lms__swap_t *s) {
     lms__evpool_put(&s->events, df->event);
     free(df);
   }
+  s->deferred_tail = NULL;
   lms__devcache_fini(&s->cache);
   lms__hostpool_destroy(s->pool);
   s->pool = NULL;

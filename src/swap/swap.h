@@ -85,7 +85,8 @@ typedef struct lms__swap {
   void *d2h;                   /* copy stream, device to host */
   lms_chunk_t *lru_head, *lru_tail; /* least recently released first */
   lms_chunk_t *all;
-  lms__deferred_t *deferred;
+  lms__deferred_t *deferred;   /* oldest first */
+  lms__deferred_t *deferred_tail;
   lms__evpool_t events;
   char *err;                   /* the owner's last-error buffer */
 } lms__swap_t;
