@@ -273,6 +273,8 @@ static uint64_t next_use(void *arg, const lms_chunk_t *c) {
 /* ---- The active schedule ------------------------------------------------ */
 
 static void drop_schedule(lms__plan_t *p) {
+  /* Every chunk's next use becomes unknown: the index goes. */
+  if (p->swap->use_index) lms__swap_use_index(p->swap, 0);
   map_clear(&p->key_index);
   map_clear(&p->bind);
   free(p->use_first);
@@ -745,6 +747,26 @@ void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
 
 void lms__plan_on_compute(lms__plan_t *p, uint64_t ns) { p->pending_ns += ns; }
 
+/* Note [Victims by next use] in residency.c: with a schedule active, the
+ * index is rebuilt when an iteration begins (or the schedule was just
+ * made), and otherwise the chunks the finished step used, whose next use
+ * has moved on, are re-keyed; without one there is no index. */
+static void reindex(lms__plan_t *p) {
+  lms__swap_t *s = p->swap;
+  if (p->mode != MODE_ACTIVE || p->policy != LMS_POLICY_SCHEDULE) {
+    if (s->use_index) lms__swap_use_index(s, 0);
+    return;
+  }
+  if (!s->use_index || p->pos == 0) {
+    lms__swap_use_index(s, 1);
+    return;
+  }
+  for (uint32_t i = 0; i < p->ncur; i++) {
+    lms_chunk_t *c = live_chunk(p, p->cur[i].key);
+    if (c != NULL) lms__swap_rekey(s, c);
+  }
+}
+
 /* Appends the finished step to the trace being recorded. */
 static void trace_step(lms__plan_t *p) {
   if (p->trace == NULL || (p->ncur == 0 && p->pending_ns == 0)) return;
@@ -768,7 +790,6 @@ static void trace_step(lms__plan_t *p) {
 lms_status_t lms__plan_step(lms__plan_t *p) {
   trace_step(p);
   close_step(p);
-  p->ncur = 0;
   p->pending_ns = 0;
   p->step_serial = p->swap->serial;
   p->t++;
@@ -782,6 +803,8 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
       p->pos = (p->pos + 1) % p->period;
     }
   }
+  reindex(p);
+  p->ncur = 0;
   LMS_CHECK(prefetch(p));
   /* Note [Free reserve]: with the device full, every copy in waits for a
    * copy out, and on a slow link the two directions then take turns.  So

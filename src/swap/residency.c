@@ -52,13 +52,65 @@ int lms__swap_is_chunk(const lms_chunk_t *c) {
 
 /* ---- LRU ----------------------------------------------------------------- */
 
+/* Note [Victims by next use]
+ * Furthest-next-use victims need the unpinned resident chunks in order of
+ * next use, and scanning them all at every eviction is O(n) an eviction:
+ * with tens of thousands of chunks a step, the simulator spent most of
+ * its time there.  Under a learned or declared schedule a chunk's next
+ * use, as a step number, changes only when the chunk is used (the use
+ * passes), when it takes another role (bound to another key), or when an
+ * iteration begins (a chunk past its last use comes round again); so the
+ * chunks are also kept in an AVL tree by (next use, furthest first; then
+ * the order they joined the LRU list), keyed when they join it and
+ * re-keyed by the planner at each step boundary for the chunks the step
+ * used, and all of them when an iteration begins.  Victim choice walks it
+ * from the furthest: O(log n) an eviction plus the chunks it passes over
+ * (those still in use by the device, and those prefetched).  Without a
+ * schedule the list is scanned as before. */
+static int cmp_use(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const lms_chunk_t *x = LMS__CONTAINER_OF(a, lms_chunk_t, use_node);
+  const lms_chunk_t *y = LMS__CONTAINER_OF(b, lms_chunk_t, use_node);
+  if (x->use_key != y->use_key) return x->use_key > y->use_key ? -1 : 1;
+  return x->lru_tick < y->lru_tick ? -1 : x->lru_tick > y->lru_tick;
+}
+
+static void index_put(lms__swap_t *s, lms_chunk_t *c) {
+  if (!s->use_index || s->next_use == NULL) return;
+  c->use_key = s->next_use(s->next_use_arg, c);
+  lms__avl_insert(&s->by_use, &c->use_node);
+  c->in_use_index = 1;
+}
+
+static void index_drop(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->in_use_index) return;
+  lms__avl_remove(&s->by_use, &c->use_node);
+  c->in_use_index = 0;
+}
+
+void lms__swap_use_index(lms__swap_t *s, int on) {
+  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next)
+    index_drop(s, c);
+  lms__avl_init(&s->by_use, cmp_use);
+  s->use_index = on && s->next_use != NULL;
+  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next)
+    index_put(s, c);
+}
+
+void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->in_use_index) return;
+  index_drop(s, c);
+  index_put(s, c);
+}
+
 static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
+  c->lru_tick = ++s->lru_ticks;
   c->lru_next = NULL;
   c->lru_prev = s->lru_tail;
   if (s->lru_tail) s->lru_tail->lru_next = c;
   else s->lru_head = c;
   s->lru_tail = c;
   c->in_lru = 1;
+  index_put(s, c);
 }
 
 static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
@@ -69,6 +121,7 @@ static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
   else s->lru_tail = c->lru_prev;
   c->lru_prev = c->lru_next = NULL;
   c->in_lru = 0;
+  index_drop(s, c);
 }
 
 /* ---- Setup --------------------------------------------------------------- */
@@ -76,6 +129,7 @@ static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
 lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
                             const lms__swap_config_t *cfg, char *err) {
   memset(s, 0, sizeof *s);
+  lms__avl_init(&s->by_use, cmp_use);
   s->dev = dev;
   s->err = err;
   s->placement = cfg->placement;
@@ -164,6 +218,23 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
   }
   lms_chunk_t *best = NULL, *best_done = NULL, *best_pf = NULL;
   uint64_t best_use = 0, best_done_use = 0, best_pf_use = 0;
+  if (s->use_index) {
+    /* The same choice, walking from the furthest next use (Note [Victims
+     * by next use]): the first chunk done with is the furthest of those;
+     * failing that the furthest not prefetched, then the furthest. */
+    for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
+         n = lms__avl_next(&s->by_use, n)) {
+      lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
+      if (need != LMS__NEVER && c->use_key <= need) break;
+      if (c->prefetched) {
+        if (best_pf == NULL) best_pf = c;
+        continue;
+      }
+      if (best == NULL) best = c;
+      if (uses_done(s, c)) return c;
+    }
+    return best != NULL ? best : best_pf;
+  }
   for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
     uint64_t u = s->next_use(s->next_use_arg, c);
     if (need != LMS__NEVER && u <= need) continue;
@@ -589,6 +660,21 @@ static int by_use_desc(const void *a, const void *b) {
 lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
                                    uint64_t after) {
   if (s->next_use == NULL || bytes == 0) return LMS_OK;
+  lms_status_t st = LMS_OK;
+  uint64_t seen = 0;
+  if (s->use_index) {
+    lms__avl_node_t *n = lms__avl_first(&s->by_use);
+    while (n != NULL && seen < bytes && st == LMS_OK) {
+      lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
+      if (c->use_key <= after) break;
+      /* write_home keeps c resident and indexed: the walk goes on. */
+      n = lms__avl_next(&s->by_use, n);
+      seen += c->size;
+      if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
+      st = write_home(s, c);
+    }
+    return st;
+  }
   size_t n = 0, cap = 0;
   uint64_t *v = NULL; /* pairs: next use, chunk */
   for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) {
@@ -606,15 +692,11 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
     n++;
   }
   if (n > 1) qsort(v, n, 2 * sizeof *v, by_use_desc); /* v is NULL when n is 0 */
-  lms_status_t st = LMS_OK;
-  uint64_t done = 0;
-  uint64_t seen = 0;
   for (size_t i = 0; i < n && seen < bytes && st == LMS_OK; i++) {
     lms_chunk_t *c = (lms_chunk_t *)(uintptr_t)v[2 * i + 1];
     seen += c->size;
     if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
     st = write_home(s, c);
-    done += c->size;
   }
   free(v);
   return st;

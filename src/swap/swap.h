@@ -50,6 +50,10 @@ struct lms_chunk {
   int nuses;
   lms_chunk_t *lru_prev, *lru_next;
   int in_lru;
+  uint64_t lru_tick;   /* when it joined the LRU list: ties go to the older */
+  lms__avl_node_t use_node; /* in lms__swap_t.by_use while indexed */
+  uint64_t use_key;    /* its next use when indexed */
+  int in_use_index;
   lms_chunk_t *all_prev, *all_next;
   lms__reg_entry_t home_reg, dev_reg;
 };
@@ -84,6 +88,12 @@ typedef struct lms__swap {
   void *h2d;                   /* copy stream, host to device */
   void *d2h;                   /* copy stream, device to host */
   lms_chunk_t *lru_head, *lru_tail; /* least recently released first */
+  uint64_t lru_ticks;
+  /* The LRU list again, furthest next use first, while the schedule says
+   * next uses change only when a chunk is used (Note [Victims by next
+   * use] in residency.c). */
+  lms__avl_t by_use;
+  int use_index;
   lms_chunk_t *all;
   lms__deferred_t *deferred;   /* oldest first */
   lms__deferred_t *deferred_tail;
@@ -125,6 +135,12 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
  * resident and clean (Note [Writing back ahead] in residency.c). */
 lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
                                    uint64_t after);
+/* Keeps (on = 1, rebuilt) or drops (0) the index of victims by next use;
+ * the schedule turns it on while a chunk's next use changes only at its
+ * own uses (Note [Victims by next use] in residency.c). */
+void lms__swap_use_index(lms__swap_t *s, int on);
+/* c's next use changed: re-keys it in the index. */
+void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c);
 /* Starts bringing c in ahead of its use at step `need`, evicting only
  * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
  * resident or on its way (or has nothing to bring); LMS_NOT_READY when
