@@ -101,11 +101,16 @@ lms_status_t lms__devcache_release_unused(lms__devcache_t *dc);
  * first block of a segment.  Segments of small requests are visited only
  * when `small` is 1, those of large ones only when it is 0. */
 typedef void (*lms__block_visit_fn)(void *arg, const void *ptr, size_t size,
-                                    int allocated, int mergeable, int first);
+                                    int allocated, int mergeable, int first,
+                                    void *owner);
 void lms__devcache_visit(const lms__devcache_t *dc, int small,
                          lms__block_visit_fn fn, void *arg);
 /* The usable size of an allocated block. */
 size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr);
+/* Names what holds the allocated block at ptr, passed to visits; a free
+ * forgets it. */
+void lms__devcache_set_owner(lms__devcache_t *dc, const void *ptr,
+                             void *owner);
 /* 1 - largest free block / free bytes within segments (0 when none free). */
 double lms__devcache_fragmentation(const lms__devcache_t *dc);
 /* Checks the invariants: blocks tile their segments, no two adjacent free

@@ -57,11 +57,15 @@ struct lms__block {
   int pending;
   void *stream;
   void *event;
+  void *owner;  /* allocated: what the caller said holds it, or NULL */
 };
 
+/* Free blocks by kind (small segments first), then size, then address:
+ * a request of one kind walks only the blocks it may take. */
 static int cmp_free(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
+  if (x->seg->small != y->seg->small) return x->seg->small ? -1 : 1;
   if (x->size != y->size) return x->size < y->size ? -1 : 1;
   return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
@@ -246,24 +250,40 @@ static int same_kind(const lms__devcache_t *dc, const lms__block_t *b,
   return !small_seg && b->size / 2 <= size;
 }
 
-static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
-                              int strict) {
-  lms__block_t probe = {.size = size, .ptr = NULL};
-  /* Blocks come by size: past the largest a request of its kind may take
-   * (a small segment, or twice the request) nothing more can do, so the
-   * walk stops there rather than at the end of the free blocks. */
-  size_t most = SIZE_MAX;
-  if (strict)
-    most = size <= dc->small_max ? dc->segment_unit
-           : size > SIZE_MAX / 2 ? SIZE_MAX
-                                 : 2 * size;
+/* The smallest eligible free block of at least `size` bytes in segments
+ * of one kind, and of at most `most` bytes. */
+static lms__block_t *fit_of_kind(lms__devcache_t *dc, size_t size,
+                                 void *stream, int small, size_t most,
+                                 int strict) {
+  lms__segment_t kind = {.small = small};
+  lms__block_t probe = {.seg = &kind, .size = size, .ptr = NULL};
   for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
        n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
     lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
-    if (b->size > most) break;
+    if ((b->seg->small != 0) != (small != 0) || b->size > most) break;
     if (eligible(b, size, stream) && (!strict || same_kind(dc, b, size))) return b;
   }
   return NULL;
+}
+
+/* Strict: of the request's own kind (Note [Keeping large and small
+ * apart]), where past the largest block that kind may take (a small
+ * segment, or twice the request) nothing more can do, so the walk stops
+ * there.  Otherwise the smallest of either kind. */
+static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
+                              int strict) {
+  if (strict) {
+    int small = size <= dc->small_max;
+    size_t most = small ? dc->segment_unit
+                  : size > SIZE_MAX / 2 ? SIZE_MAX
+                                        : 2 * size;
+    return fit_of_kind(dc, size, stream, small, most, 1);
+  }
+  lms__block_t *a = fit_of_kind(dc, size, stream, 1, SIZE_MAX, 0);
+  lms__block_t *b = fit_of_kind(dc, size, stream, 0, SIZE_MAX, 0);
+  if (a == NULL || b == NULL) return a != NULL ? a : b;
+  if (a->size != b->size) return a->size < b->size ? a : b;
+  return a->ptr < b->ptr ? a : b;
 }
 
 /* Takes the free block b for `size` bytes on `stream`, splitting off the
@@ -553,7 +573,8 @@ static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
   size_t want = round_up(size, LMS__BLOCK_ROUND);
   process_pending(dc);
   /* A free segment of this very size, ready or pending. */
-  lms__block_t probe = {.size = want, .ptr = NULL};
+  lms__segment_t large = {.small = 0};
+  lms__block_t probe = {.seg = &large, .size = want, .ptr = NULL};
   lms__block_t *b = NULL;
   for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
        n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
@@ -683,8 +704,15 @@ void lms__devcache_visit(const lms__devcache_t *dc, int small,
   for (lms__segment_t *seg = dc->segments; seg != NULL; seg = seg->next) {
     if ((seg->small != 0) != (small != 0)) continue;
     for (lms__block_t *b = seg->first; b != NULL; b = b->next)
-      fn(arg, b->ptr, b->size, b->allocated, runnable(b), b == seg->first);
+      fn(arg, b->ptr, b->size, b->allocated, runnable(b), b == seg->first,
+         b->allocated ? b->owner : NULL);
   }
+}
+
+void lms__devcache_set_owner(lms__devcache_t *dc, const void *ptr,
+                             void *owner) {
+  lms__block_t *b = find_used(dc, ptr);
+  if (b != NULL) b->owner = owner;
 }
 
 size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr) {
@@ -700,6 +728,7 @@ lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream) {
   }
   lms__avl_remove(&dc->used_blocks, &b->node);
   b->allocated = 0;
+  b->owner = NULL;
   b->seg->used -= b->size;
   lms__stat_add(&dc->stats->device_allocated, -(int64_t)b->size);
   if (stream == NULL) {

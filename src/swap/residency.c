@@ -303,7 +303,7 @@ static double chunk_cost(lms__swap_t *s, lms_chunk_t *c) {
 }
 
 static void range_visit(void *arg, const void *ptr, size_t size, int allocated,
-                        int mergeable, int first) {
+                        int mergeable, int first, void *owner) {
   range_scan_t *r = arg;
   if (r->oom) return;
   if (r->len == r->cap) {
@@ -324,10 +324,8 @@ static void range_visit(void *arg, const void *ptr, size_t size, int allocated,
   b->cost = mergeable ? 0.0 : -1.0;
   if (!allocated) return;
   b->cost = -1.0;
-  lms__reg_entry_t *e = lms__registry_find(&r->s->registry, ptr);
-  if (e == NULL || e->start != (uintptr_t)ptr) return;
-  lms_chunk_t *c = e->owner;
-  if (!c->in_lru || c->dptr != ptr) return;
+  lms_chunk_t *c = owner; /* set when the chunk came in (swap_in_to) */
+  if (c == NULL || !c->in_lru || c->dptr != ptr) return;
   if (r->need != LMS__NEVER && r->s->next_use != NULL &&
       r->s->next_use(r->s->next_use_arg, c) <= r->need)
     return;
@@ -556,6 +554,7 @@ static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
   if (!copy) {
     /* Nothing was ever written: there is nothing to bring in. */
     c->dptr = block;
+    lms__devcache_set_owner(&s->cache, block, c);
     c->dirty = 0;
     c->ready_pending = 0;
     lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
@@ -594,6 +593,7 @@ static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
     }
   }
   c->dptr = block;
+  lms__devcache_set_owner(&s->cache, block, c);
   c->dirty = 0;
   lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
   lms__stat_add(&s->stats.resident_bytes, (int64_t)c->size);
