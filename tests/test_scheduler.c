@@ -308,15 +308,16 @@ static int check_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
   /* Note [Victims by next use]: the index holds exactly the LRU list,
    * each chunk keyed by its next use, or by this step for one released in
    * it (re-keyed when the next step begins). */
-  if (s->use_index) {
+  if (s->use_index && s->index_built) {
     if (s->by_use.count != in_lru)
       FAIL("%zu chunks indexed by next use, %llu on the LRU list",
            s->by_use.count, (unsigned long long)in_lru);
     for (const lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) {
       uint64_t u = s->next_use(s->next_use_arg, c);
-      if (!c->in_use_index || (c->use_key != u && c->use_key != s->step))
+      int in = c->index_gen == s->index_gen;
+      if (!in || (c->use_key != u && c->use_key != s->step))
         FAIL("chunk %llu indexed %d with next use %llu; it is %llu",
-             (unsigned long long)c->serial, c->in_use_index,
+             (unsigned long long)c->serial, in,
              (unsigned long long)c->use_key, (unsigned long long)u);
     }
     if (lms__avl_check(&s->by_use) != 0) FAIL("the next-use index is broken");

@@ -33,6 +33,10 @@ def write_trace(path, refs):
             f.write(f"chunk {2 * i + 1} {sizes[i]} a{i} transient\n")
         g = 2 * layers
         f.write(f"chunk {g} 1048576 input persistent\n")
+        # A step of its own shape begins the iteration, as a batch being
+        # loaded does, so that the planner learns the whole iteration as
+        # the period (a layer's step recurs in other layers' shapes).
+        f.write(f"step 20000 load w:{g}\n")
         prev = g
         for i in range(layers):
             f.write(f"step 20000 f{i} r:{prev} r:{2 * i} w:{2 * i + 1}\n")

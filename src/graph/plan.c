@@ -159,6 +159,8 @@ struct lms__plan {
   int declared;          /* the schedule was declared through the API */
   int declared_started;  /* its step 0 has begun */
   uint64_t t;            /* absolute number of the current step */
+  uint64_t gen;          /* a chunk's plan_key holds if its plan_gen is
+                            this (drop_schedule moves it on) */
 
   /* The record: steps seen (learning) or the schedule (active). */
   pstep_t *steps;
@@ -245,7 +247,7 @@ static uint64_t step_sig(const pref_t *r, uint32_t n) {
 static uint64_t next_use(void *arg, const lms_chunk_t *c) {
   const lms__plan_t *p = arg;
   if (p->mode == MODE_ACTIVE) {
-    if (c->plan_key == 0) return LMS__NEVER;
+    if (c->plan_key == 0 || c->plan_gen != p->gen) return LMS__NEVER;
     uint32_t ki = c->plan_kidx;
     const uint32_t *u = p->uses + p->use_first[ki];
     uint32_t n = p->use_count[ki];
@@ -289,8 +291,9 @@ static void drop_schedule(lms__plan_t *p) {
   p->ref_key = p->ws_count = NULL;
   p->key_size = NULL;
   p->ws_valid = 0;
-  for (lms_chunk_t *c = p->swap->all; c != NULL; c = c->all_next)
-    c->plan_key = 0;
+  /* Every chunk's key lapses with the generation: O(1), not a walk over
+   * every chunk (setup may relearn thousands of times). */
+  p->gen++;
 }
 
 /* Makes steps [0, period) the schedule: builds the use lists per key. */
@@ -341,6 +344,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
     p->key_chunk[p->ref_key[i]] = c;
     if (c != NULL) {
       c->plan_key = p->refs[i].key;
+      c->plan_gen = p->gen;
       c->plan_kidx = p->ref_key[i];
     }
   }
@@ -360,6 +364,7 @@ static void bind_current(lms__plan_t *p, uint32_t pos) {
     uint32_t k = p->ref_key[st->first + i];
     lms_chunk_t *c = live_chunk(p, p->cur[i].key);
     if (c == NULL) continue;
+    if (c->plan_gen != p->gen) c->plan_key = 0;
     if (c->plan_key != 0 && c->plan_key != key) {
       /* The chunk changes role; its old key's binding goes with it. */
       uint64_t *b = map_find(&p->bind, c->plan_key);
@@ -368,6 +373,7 @@ static void bind_current(lms__plan_t *p, uint32_t pos) {
     }
     c->plan_key = key;
     c->plan_kidx = k;
+    c->plan_gen = p->gen;
     if (map_put(&p->bind, key, c->serial) != 0) c->plan_key = 0;
     p->key_chunk[k] = resolve(p, key);
   }
@@ -645,6 +651,7 @@ lms_status_t lms__plan_create(lms__swap_t *s, const lms__opts_t *o,
   lms__plan_t *p = calloc(1, sizeof *p);
   if (p == NULL) return LMS_ERR_HOST_OOM;
   p->swap = s;
+  p->gen = 1;
   p->policy = o->policy;
   p->window = o->prefetch_window;
   p->source = o->schedule;
@@ -709,6 +716,7 @@ lms_status_t lms__plan_on_alloc(lms__plan_t *p, lms_chunk_t *c) {
 
 void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
   map_del(&p->live, c->serial);
+  if (c->plan_gen != p->gen) c->plan_key = 0;
   if (c->plan_key != 0) {
     uint64_t *b = map_find(&p->bind, c->plan_key);
     if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);

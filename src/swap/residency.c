@@ -74,30 +74,43 @@ static int cmp_use(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   return x->lru_tick < y->lru_tick ? -1 : x->lru_tick > y->lru_tick;
 }
 
+/* A chunk is in the index iff it carries the index's generation, so
+ * dropping the whole index is O(1); it is built when a victim is next
+ * wanted, not when the schedule changes (a program's setup can relearn
+ * thousands of times with nothing to evict). */
+static int indexed(const lms__swap_t *s, const lms_chunk_t *c) {
+  return s->index_built && c->index_gen == s->index_gen;
+}
+
 static void index_put(lms__swap_t *s, lms_chunk_t *c) {
-  if (!s->use_index || s->next_use == NULL) return;
+  if (!s->index_built) return;
   c->use_key = s->next_use(s->next_use_arg, c);
+  c->index_gen = s->index_gen;
   lms__avl_insert(&s->by_use, &c->use_node);
-  c->in_use_index = 1;
 }
 
 static void index_drop(lms__swap_t *s, lms_chunk_t *c) {
-  if (!c->in_use_index) return;
+  if (!indexed(s, c)) return;
   lms__avl_remove(&s->by_use, &c->use_node);
-  c->in_use_index = 0;
+  c->index_gen = 0;
 }
 
 void lms__swap_use_index(lms__swap_t *s, int on) {
-  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next)
-    index_drop(s, c);
   lms__avl_init(&s->by_use, cmp_use);
+  s->index_gen++;
+  s->index_built = 0;
   s->use_index = on && s->next_use != NULL;
+}
+
+static void build_index(lms__swap_t *s) {
+  if (s->index_built) return;
+  s->index_built = 1;
   for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next)
     index_put(s, c);
 }
 
 void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c) {
-  if (!c->in_use_index) return;
+  if (!indexed(s, c)) return;
   index_drop(s, c);
   index_put(s, c);
 }
@@ -130,6 +143,7 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
                             const lms__swap_config_t *cfg, char *err) {
   memset(s, 0, sizeof *s);
   lms__avl_init(&s->by_use, cmp_use);
+  s->index_gen = 1;
   s->dev = dev;
   s->err = err;
   s->placement = cfg->placement;
@@ -222,6 +236,7 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
     /* The same choice, walking from the furthest next use (Note [Victims
      * by next use]): the first chunk done with is the furthest of those;
      * failing that the furthest not prefetched, then the furthest. */
+    build_index(s);
     for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
          n = lms__avl_next(&s->by_use, n)) {
       lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
@@ -663,6 +678,7 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
   lms_status_t st = LMS_OK;
   uint64_t seen = 0;
   if (s->use_index) {
+    build_index(s);
     lms__avl_node_t *n = lms__avl_first(&s->by_use);
     while (n != NULL && seen < bytes && st == LMS_OK) {
       lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);

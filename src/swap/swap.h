@@ -53,7 +53,8 @@ struct lms_chunk {
   uint64_t lru_tick;   /* when it joined the LRU list: ties go to the older */
   lms__avl_node_t use_node; /* in lms__swap_t.by_use while indexed */
   uint64_t use_key;    /* its next use when indexed */
-  int in_use_index;
+  uint64_t index_gen;  /* indexed in this generation of by_use */
+  uint64_t plan_gen;   /* plan_key belongs to this schedule (plan.c) */
   lms_chunk_t *all_prev, *all_next;
   lms__reg_entry_t home_reg, dev_reg;
 };
@@ -93,7 +94,9 @@ typedef struct lms__swap {
    * next uses change only when a chunk is used (Note [Victims by next
    * use] in residency.c). */
   lms__avl_t by_use;
-  int use_index;
+  int use_index;               /* wanted by the schedule */
+  int index_built;             /* by_use holds the LRU list */
+  uint64_t index_gen;          /* a chunk is in by_use iff it has this */
   lms_chunk_t *all;
   lms__deferred_t *deferred;   /* oldest first */
   lms__deferred_t *deferred_tail;
