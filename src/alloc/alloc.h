@@ -42,7 +42,8 @@ typedef struct lms__devcache {
                                 LMS__SMALL_REQUEST unless set */
   lms_stats_t *stats;        /* device_reserved, device_allocated,
                                 segments, device_ooms, device_errors */
-  lms__avl_t free_blocks;    /* by (size, address): best fit */
+  lms__avl_t free_blocks;    /* ready: by (kind, size, address) */
+  lms__avl_t pending_blocks; /* pending: by (stream, kind, size, address) */
   lms__avl_t used_blocks;    /* by address: free() finds its block */
   lms__segment_t *segments;  /* doubly linked */
   lms__block_t *pending;     /* free blocks waiting on an event, newest

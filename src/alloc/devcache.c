@@ -70,6 +70,17 @@ static int cmp_free(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
+/* Pending free blocks by the stream they wait on, then as cmp_free: a
+ * request finds its own stream's in O(log n) (Note [Two trees of free
+ * blocks]). */
+static int cmp_pending(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
+  const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
+  if (x->stream != y->stream)
+    return (uintptr_t)x->stream < (uintptr_t)y->stream ? -1 : 1;
+  return cmp_free(a, b);
+}
+
 static int cmp_used(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
@@ -89,6 +100,7 @@ void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
   dc->err = err;
   dc->events.dev = dev;
   lms__avl_init(&dc->free_blocks, cmp_free);
+  lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
 }
 
@@ -160,6 +172,29 @@ static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
 
 /* ---- Blocks -------------------------------------------------------------- */
 
+/* Note [Two trees of free blocks]
+ * A free block is ready (any stream may take it) or pending (its last
+ * users' event may not have passed; the stream it waits on may take it at
+ * once, others only after waiting).  Kept in one tree by size, a request
+ * walked past every block pending on other streams, and with the host far
+ * ahead of the device those are thousands.  So ready blocks are in
+ * free_blocks by (kind, size, address) and pending ones in pending_blocks
+ * by (stream, kind, size, address); the smallest block a request may take
+ * is the smaller of the first of each that fits, O(log n).  A block moves
+ * between the trees only while out of both: its pending flag says which
+ * it is in. */
+static lms__avl_t *tree_of(lms__devcache_t *dc, const lms__block_t *b) {
+  return b->pending ? &dc->pending_blocks : &dc->free_blocks;
+}
+
+static void free_insert(lms__devcache_t *dc, lms__block_t *b) {
+  lms__avl_insert(tree_of(dc, b), &b->node);
+}
+
+static void free_remove(lms__devcache_t *dc, lms__block_t *b) {
+  lms__avl_remove(tree_of(dc, b), &b->node);
+}
+
 static int ready_free(const lms__block_t *b) {
   return b != NULL && !b->allocated && !b->pending;
 }
@@ -169,7 +204,7 @@ static int ready_free(const lms__block_t *b) {
 static void coalesce_insert(lms__devcache_t *dc, lms__block_t *b) {
   if (ready_free(b->prev)) {
     lms__block_t *p = b->prev;
-    lms__avl_remove(&dc->free_blocks, &p->node);
+    free_remove(dc, p);
     p->size += b->size;
     p->next = b->next;
     if (b->next) b->next->prev = p;
@@ -178,18 +213,18 @@ static void coalesce_insert(lms__devcache_t *dc, lms__block_t *b) {
   }
   if (ready_free(b->next)) {
     lms__block_t *n = b->next;
-    lms__avl_remove(&dc->free_blocks, &n->node);
+    free_remove(dc, n);
     b->size += n->size;
     b->next = n->next;
     if (n->next) n->next->prev = b;
     free(n);
   }
-  lms__avl_insert(&dc->free_blocks, &b->node);
+  free_insert(dc, b);
 }
 
 /* The pending block b's work is done: it becomes reusable everywhere. */
 static void make_ready(lms__devcache_t *dc, lms__block_t *b) {
-  lms__avl_remove(&dc->free_blocks, &b->node);
+  free_remove(dc, b);
   pending_unlink(dc, b);
   event_put(dc, b->event);
   b->event = NULL;
@@ -250,20 +285,33 @@ static int same_kind(const lms__devcache_t *dc, const lms__block_t *b,
   return !small_seg && b->size / 2 <= size;
 }
 
-/* The smallest eligible free block of at least `size` bytes in segments
- * of one kind, and of at most `most` bytes. */
+/* The smallest block (by size, then address) of at least `size` and at
+ * most `most` bytes in segments of one kind that the request may take:
+ * the first ready one, or the first pending on its own stream (at most
+ * twice the request, as eligible() says). */
 static lms__block_t *fit_of_kind(lms__devcache_t *dc, size_t size,
-                                 void *stream, int small, size_t most,
-                                 int strict) {
+                                 void *stream, int small, size_t most) {
   lms__segment_t kind = {.small = small};
   lms__block_t probe = {.seg = &kind, .size = size, .ptr = NULL};
-  for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
-       n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
-    lms__block_t *b = LMS__CONTAINER_OF(n, lms__block_t, node);
-    if ((b->seg->small != 0) != (small != 0) || b->size > most) break;
-    if (eligible(b, size, stream) && (!strict || same_kind(dc, b, size))) return b;
+  lms__block_t *r = NULL, *p = NULL;
+  lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
+  if (n != NULL) {
+    r = LMS__CONTAINER_OF(n, lms__block_t, node);
+    if ((r->seg->small != 0) != (small != 0) || r->size > most) r = NULL;
   }
-  return NULL;
+  if (stream != NULL) {
+    probe.stream = stream;
+    n = lms__avl_ceil(&dc->pending_blocks, &probe.node);
+    if (n != NULL) {
+      p = LMS__CONTAINER_OF(n, lms__block_t, node);
+      if (p->stream != stream || (p->seg->small != 0) != (small != 0) ||
+          p->size > most || !eligible(p, size, stream))
+        p = NULL;
+    }
+  }
+  if (r == NULL || p == NULL) return r != NULL ? r : p;
+  if (r->size != p->size) return r->size < p->size ? r : p;
+  return r->ptr < p->ptr ? r : p;
 }
 
 /* Strict: of the request's own kind (Note [Keeping large and small
@@ -277,10 +325,10 @@ static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
     size_t most = small ? dc->segment_unit
                   : size > SIZE_MAX / 2 ? SIZE_MAX
                                         : 2 * size;
-    return fit_of_kind(dc, size, stream, small, most, 1);
+    return fit_of_kind(dc, size, stream, small, most);
   }
-  lms__block_t *a = fit_of_kind(dc, size, stream, 1, SIZE_MAX, 0);
-  lms__block_t *b = fit_of_kind(dc, size, stream, 0, SIZE_MAX, 0);
+  lms__block_t *a = fit_of_kind(dc, size, stream, 1, SIZE_MAX);
+  lms__block_t *b = fit_of_kind(dc, size, stream, 0, SIZE_MAX);
   if (a == NULL || b == NULL) return a != NULL ? a : b;
   if (a->size != b->size) return a->size < b->size ? a : b;
   return a->ptr < b->ptr ? a : b;
@@ -290,7 +338,7 @@ static lms__block_t *find_fit(lms__devcache_t *dc, size_t size, void *stream,
  * rest when it is worth a block of its own. */
 static lms_status_t take(lms__devcache_t *dc, lms__block_t *b, size_t size,
                          void *stream, int whole) {
-  lms__avl_remove(&dc->free_blocks, &b->node);
+  free_remove(dc, b);
   b->allocated = 1; /* before splitting, so the rest does not merge back */
   if (b->pending) {
     pending_unlink(dc, b);
@@ -362,7 +410,7 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   b->seg = s;
   b->ptr = base;
   b->size = seg;
-  lms__avl_insert(&dc->free_blocks, &b->node);
+  free_insert(dc, b);
   lms__stat_add(&dc->stats->device_reserved, (int64_t)seg);
   lms__stat_add(&dc->stats->segments, 1);
   LMS_LOG(DEBUG, ALLOC, "segment of %zu bytes at %p", seg, base);
@@ -452,7 +500,7 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
   *whole = best_end->pending;
   lms__block_t *stop = best_end->next;
   for (lms__block_t *b = best; b != stop; b = b->next) {
-    lms__avl_remove(&dc->free_blocks, &b->node);
+    free_remove(dc, b);
     if (b->pending) {
       pending_unlink(dc, b);
       event_put(dc, b->event);
@@ -468,7 +516,7 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
     if (n->next) n->next->prev = best;
     free(n);
   }
-  lms__avl_insert(&dc->free_blocks, &best->node);
+  free_insert(dc, best);
   return best;
 }
 
@@ -530,13 +578,13 @@ static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
       }
     }
   }
-  lms__avl_remove(&dc->free_blocks, &b->node);
+  free_remove(dc, b);
   lms_status_t fst =
       after ? dc->dev->ops->dev_free_after(dc->dev, sg->base, b->event)
             : dc->dev->ops->dev_free(dc->dev, sg->base);
   if (fst != LMS_OK) {
     device_error(dc, after ? "dev_free_after" : "dev_free");
-    lms__avl_insert(&dc->free_blocks, &b->node);
+    free_insert(dc, b);
     return LMS_ERR_DEVICE;
   }
   if (b->pending) {
@@ -568,25 +616,45 @@ static lms__block_t *segment_to_return(lms__devcache_t *dc, void *stream) {
   return best;
 }
 
+/* The free whole large segment of exactly `want` bytes at the lowest
+ * address in `tree` (for pending_blocks, among those waiting on `stream`;
+ * with_event: only those that have an event to wait on). */
+static lms__block_t *exact_segment(lms__devcache_t *dc, lms__avl_t *tree,
+                                   void *stream, size_t want, int with_event) {
+  (void)dc;
+  lms__segment_t large = {.small = 0};
+  lms__block_t probe = {.seg = &large, .size = want, .ptr = NULL,
+                        .stream = stream};
+  for (lms__avl_node_t *n = lms__avl_ceil(tree, &probe.node); n != NULL;
+       n = lms__avl_next(tree, n)) {
+    lms__block_t *c = LMS__CONTAINER_OF(n, lms__block_t, node);
+    if (c->size != want || c->seg->small || c->stream != stream) break;
+    if (c->next != NULL || c != c->seg->first) continue;
+    if (with_event && c->event == NULL) continue;
+    return c;
+  }
+  return NULL;
+}
+
 static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
                                 int may_block, void **out) {
   size_t want = round_up(size, LMS__BLOCK_ROUND);
   process_pending(dc);
   /* A free segment of this very size, ready or pending. */
-  lms__segment_t large = {.small = 0};
-  lms__block_t probe = {.seg = &large, .size = want, .ptr = NULL};
-  lms__block_t *b = NULL;
-  for (lms__avl_node_t *n = lms__avl_ceil(&dc->free_blocks, &probe.node);
-       n != NULL; n = lms__avl_next(&dc->free_blocks, n)) {
-    lms__block_t *c = LMS__CONTAINER_OF(n, lms__block_t, node);
-    if (c->size != want) break;
-    if (c->seg->small || c->next != NULL || c != c->seg->first) continue;
-    if (!c->pending || c->stream == stream) {
-      b = c;
-      break;
-    }
-    if (stream != NULL && c->event != NULL && b == NULL) b = c;
+  lms__block_t *b = exact_segment(dc, &dc->free_blocks, NULL, want, 0);
+  lms__block_t *mine = stream != NULL
+      ? exact_segment(dc, &dc->pending_blocks, stream, want, 0) : NULL;
+  if (mine != NULL && (b == NULL || mine->ptr < b->ptr)) b = mine;
+  /* Else one pending on another stream, which this one then waits for:
+   * the lowest address among each stream's first. */
+  lms__block_t *other = NULL;
+  for (int i = 0; b == NULL && stream != NULL && i < PENDING_STREAMS; i++) {
+    if (dc->pending_streams[i].n == 0) continue;
+    lms__block_t *c = exact_segment(dc, &dc->pending_blocks,
+                                    dc->pending_streams[i].stream, want, 1);
+    if (c != NULL && (other == NULL || c->ptr < other->ptr)) other = c;
   }
+  if (b == NULL) b = other;
   if (b != NULL && b->pending && b->stream != stream) {
     note_wait(dc, stream, b->event);
     if (dc->dev->ops->stream_wait(dc->dev, stream, b->event) != LMS_OK) {
@@ -746,7 +814,7 @@ lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream) {
   b->stream = stream;
   b->event = ev;
   pending_push(dc, b);
-  lms__avl_insert(&dc->free_blocks, &b->node);
+  free_insert(dc, b);
   return LMS_OK;
 }
 
@@ -810,9 +878,11 @@ void lms__devcache_fini(lms__devcache_t *dc) {
   lms__evpool_fini(&dc->events);
   dc->segments = NULL;
   dc->pending = dc->pending_tail = NULL;
+  lms__avl_init(&dc->pending_blocks, cmp_pending);
   memset(dc->pending_streams, 0, sizeof dc->pending_streams);
   dc->pending_overflow = 0;
   lms__avl_init(&dc->free_blocks, cmp_free);
+  lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
 }
 
@@ -838,9 +908,11 @@ int lms__devcache_check(const lms__devcache_t *dc) {
     res += s->size;
     alloc += used;
   }
-  if (nfree != dc->free_blocks.count || nused != dc->used_blocks.count)
+  if (nfree != dc->free_blocks.count + dc->pending_blocks.count ||
+      nused != dc->used_blocks.count)
     return -5;
-  if (lms__avl_check(&dc->free_blocks) || lms__avl_check(&dc->used_blocks))
+  if (lms__avl_check(&dc->free_blocks) ||
+      lms__avl_check(&dc->pending_blocks) || lms__avl_check(&dc->used_blocks))
     return -6;
   if (res != (uint64_t)dc->stats->device_reserved.current ||
       alloc != (uint64_t)dc->stats->device_allocated.current)
