@@ -630,9 +630,34 @@ static lms_status_t swap_in(lms__swap_t *s, lms_chunk_t *c, void *stream,
   return swap_in_to(s, c, block, copy);
 }
 
+static int room_short(const lms__swap_t *s, uint64_t bytes) {
+  return s->placement.capacity -
+             (uint64_t)s->stats.device_allocated.current < bytes;
+}
+
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after) {
-  while (s->placement.capacity - (uint64_t)s->stats.device_allocated.current <
-         bytes) {
+  if (s->use_index && s->policy == LMS_POLICY_SCHEDULE) {
+    /* pick_victim, called again and again, would take the chunks done
+     * with in order of next use, then the others not prefetched, then the
+     * prefetched ones, walking past the same chunks each time.  Nothing
+     * here moves the device's clock, so which are done does not change:
+     * three walks take them in that same order (Note [Victims by next
+     * use]), O((n + victims) log n) in all. */
+    build_index(s);
+    for (int pass = 0; pass < 3 && room_short(s, bytes); pass++) {
+      lms__avl_node_t *n = lms__avl_first(&s->by_use);
+      while (n != NULL && room_short(s, bytes)) {
+        lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
+        if (after != LMS__NEVER && c->use_key <= after) break;
+        n = lms__avl_next(&s->by_use, n); /* by key: c may leave the tree */
+        int take = pass == 2 ? c->prefetched
+                   : !c->prefetched && (pass == 1 || uses_done(s, c));
+        if (take) LMS_CHECK(evict(s, c));
+      }
+    }
+    return LMS_OK;
+  }
+  while (room_short(s, bytes)) {
     lms_chunk_t *victim = pick_victim(s, after);
     if (victim == NULL) break;
     LMS_CHECK(evict(s, victim));
