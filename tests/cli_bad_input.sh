@@ -174,5 +174,24 @@ expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
 expect 2 "--out DIR"        -- demo --out
 expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
 
+# A path longer than the buffers hold is refused, never cut short: cut,
+# it would name another file (one made here, so reading it would work).
+long_dir="$rep_dir/$(printf 'd%.0s' $(seq 1 200))"
+mkdir -p "$long_dir"
+cp "$bad_trace" "$long_dir/a-trace-whose-path-is-too-long.trace"
+long="$long_dir/a-trace-whose-path-is-too-long.trace"
+cut=$(printf '%s' "$long" | head -c 255)
+cp "$bad_trace" "$cut" 2>/dev/null || true
+expect 2 "the trace: the path is" -- sim "$long"
+expect 2 "at most 255 are accepted" -- sim googlenet --forward --batch 1 --links pcie3 --json "$long.json"
+expect 2 "--stats: the path is" -- report --stats "$long" --trace "$bad_trace"
+expect 2 "--trace: the path is" -- report --stats "$rep_dir/few.json" --trace "$long"
+expect 2 "the input: the path is" -- report "$long"
+expect 2 "--native: the path is" -- report --compare-links "$bad_trace" --native nvlink2="$long"
+# The file the cut --json path would name is the cut trace: unwritten.
+if [ -e "$cut" ] && ! cmp -s "$cut" "$bad_trace"; then
+  fail=$((fail + 1)); echo "FAIL the file a --json path cut short names was written"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

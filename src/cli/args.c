@@ -8,9 +8,22 @@
  * "--flag=value" are both recognised; "--" ends the search: what follows
  * belongs to another program. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+
+int lms__cli_path(const char *cmd, const char *what, const char *text,
+                  char *buf, size_t size) {
+  size_t n = strlen(text);
+  if (n >= size) {
+    fprintf(stderr, "lms %s: %s: the path is %zu characters long; at most "
+                    "%zu are accepted\n", cmd, what, n, size - 1);
+    return -1;
+  }
+  memcpy(buf, text, n + 1);
+  return 0;
+}
 
 int lms__cli_extract(int *argc, char **argv, char **out,
                      const lms__cli_flag_t *flags, size_t nflags) {

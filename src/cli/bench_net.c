@@ -1143,7 +1143,9 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
     } else if (strcmp(f, "--iterations") == 0) {
       if (parse_int(f, v, 1, 50, &a.iterations)) return 2;
     } else if (strcmp(f, "--trace-dir") == 0) {
-      snprintf(a.trace_dir, sizeof a.trace_dir, "%s", v);
+      if (lms__cli_path("bench net", "--trace-dir", v, a.trace_dir,
+                        sizeof a.trace_dir))
+        return 2;
       /* Made here, so that a run does not end with nothing written. */
       if (mkdir(v, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "lms bench net: --trace-dir '%s': cannot create "

@@ -16,6 +16,13 @@ typedef struct lms__cli_flag {
   int value;        /* 1 if it takes a value */
 } lms__cli_flag_t;
 
+/* Copies the path `text` into buf of `size` bytes and returns 0; if it
+ * does not fit, copies nothing, prints "lms CMD: WHAT: the path is N
+ * characters long; at most M are accepted" and returns -1 (a path cut
+ * short would name another file). */
+int lms__cli_path(const char *cmd, const char *what, const char *text,
+                  char *buf, size_t size);
+
 /* Moves the flags listed (and their values) out of argv into out (room
  * for argc entries); stops at "--"; returns how many were moved. */
 int lms__cli_extract(int *argc, char **argv, char **out,

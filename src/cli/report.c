@@ -158,7 +158,8 @@ static int parse_measured(const char *flag, const char *val, measured_t *m) {
     return bad("%s: %s", flag, err);
   snprintf(m->kind, sizeof m->kind, "%.15s", flag + 2);
   /* Read once the arguments are known to fit together. */
-  snprintf(m->sf.path, sizeof m->sf.path, "%s", eq + 1);
+  if (lms__cli_path("report", flag, eq + 1, m->sf.path, sizeof m->sf.path))
+    return -1;
   return 0;
 }
 
@@ -195,9 +196,11 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
         return bad("--out: expected a directory path of 1 to 200 bytes");
       snprintf(a->out, sizeof a->out, "%s", val);
     } else if (strcmp(flag, "--stats") == 0) {
-      snprintf(a->stats, sizeof a->stats, "%s", val);
+      if (lms__cli_path("report", "--stats", val, a->stats, sizeof a->stats))
+        return -1;
     } else if (strcmp(flag, "--trace") == 0) {
-      snprintf(trace, sizeof trace, "%s", val);
+      if (lms__cli_path("report", "--trace", val, trace, sizeof trace))
+        return -1;
     } else if (strcmp(flag, "--compare-links") == 0) {
       a->compare = 1;
     } else if (strcmp(flag, "--native") == 0 ||
@@ -259,7 +262,9 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return bad("unknown option '%s'; see 'lms help'", arg);
     } else if (a->input[0] == '\0') {
-      snprintf(a->input, sizeof a->input, "%s", arg);
+      if (lms__cli_path("report", "the input", arg, a->input,
+                        sizeof a->input))
+        return -1;
     } else {
       return bad("unexpected argument '%s' (the input is '%s')", arg,
                  a->input);

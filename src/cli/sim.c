@@ -201,7 +201,8 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
       a->params.device_flops = t * 1e12;
     } else if (strcmp(flag, "--json") == 0) {
       NEXT();
-      snprintf(a->json, sizeof a->json, "%s", val);
+      if (lms__cli_path("sim", "--json", val, a->json, sizeof a->json))
+        return -1;
     } else if (strcmp(flag, "--gpus-per-link") == 0) {
       NEXT();
       char *end = NULL;
@@ -235,7 +236,8 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
       fprintf(stderr, "lms sim: unknown option '%s'; see 'lms help'\n", arg);
       return -1;
     } else if (a->input[0] == '\0') {
-      snprintf(a->input, sizeof a->input, "%s", arg);
+      if (lms__cli_path("sim", "the trace", arg, a->input, sizeof a->input))
+        return -1;
     } else {
       fprintf(stderr, "lms sim: unexpected argument '%s' (the workload is "
                       "'%s')\n", arg, a->input);
