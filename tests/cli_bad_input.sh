@@ -174,6 +174,11 @@ expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
 expect 2 "--out DIR"        -- demo --out
 expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
 
+# A link so slow that copy times would overflow the clock is refused.
+expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 0.000000001
+expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 1e-300
+expect 2 "from 0.001 to 100000" -- options --link 25/1e-300
+
 # A path longer than the buffers hold is refused, never cut short: cut,
 # it would name another file (one made here, so reading it would work).
 long_dir="$rep_dir/$(printf 'd%.0s' $(seq 1 200))"

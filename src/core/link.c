@@ -42,7 +42,9 @@ static int parse_rate(const char *s, const char *end, double *out) {
   if (e == buf) return -1;
   if (*e != '\0' && strcmp(e, "GB/s") != 0 && strcmp(e, "gb/s") != 0)
     return -1;
-  if (!isfinite(v) || v <= 0.0 || v > 100000.0) return -1;
+  /* Below 1 MB/s a copy's nanoseconds, summed over a run, could overflow
+   * the 64-bit clock; no link a user could mean is that slow. */
+  if (!isfinite(v) || v < 0.001 || v > 100000.0) return -1;
   *out = v;
   return 0;
 }
@@ -78,8 +80,8 @@ lms_status_t lms__link_parse(const char *text, lms__link_t *out, char *err) {
   }
   if (bad) {
     lms__errf(err, "--link: '%s' is neither a preset nor a rate; accepted: "
-                   "pcie3, pcie4, pcie5, nvlink1, nvlink2, c2c, or a "
-                   "positive GB/s up to 100000 as 25, 25GB/s, 25/26 or "
+                   "pcie3, pcie4, pcie5, nvlink1, nvlink2, c2c, or GB/s "
+                   "from 0.001 to 100000 as 25, 25GB/s, 25/26 or "
                    "25/26/40 (the last: both ways at once)",
               text);
     return LMS_ERR_INVALID;
