@@ -174,6 +174,13 @@ expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
 expect 2 "--out DIR"        -- demo --out
 expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
 
+# Under one byte is refused however it rounds; the 1 PiB limit can be
+# written in the unit it is stated in.
+expect 2 "less than 1 byte" -- options --gpu-limit 0.5
+expect 2 "less than 1 byte" -- options --gpu-limit 0.4
+expect 0 "1 PiB"            -- options --gpu-limit 1PiB
+expect 2 "more than 1 PiB"  -- options --gpu-limit 1.5PiB
+
 # A link so slow that copy times would overflow the clock is refused.
 expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 0.000000001
 expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 1e-300

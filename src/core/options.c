@@ -147,8 +147,8 @@ static int is_alpha(char c) {
 #define SIZE_MAX_BYTES (1ull << 50)
 
 #define SIZE_UNITS_TEXT                                                       \
-  "B, K or KiB, M or MiB, G or GiB, T or TiB (powers of 1024; k, m, g, t "   \
-  "too), KB, MB, GB, TB (powers of 1000)"
+  "B, K or KiB, M or MiB, G or GiB, T or TiB, P or PiB (powers of 1024; "   \
+  "k, m, g, t, p too), KB, MB, GB, TB, PB (powers of 1000)"
 
 static const struct size_unit {
   const char *name;
@@ -168,10 +168,14 @@ static const struct size_unit {
     {"T", 1ull << 40},
     {"TiB", 1ull << 40},
     {"t", 1ull << 40},
+    {"P", 1ull << 50},
+    {"PiB", 1ull << 50},
+    {"p", 1ull << 50},
     {"KB", 1000ull},
     {"MB", 1000000ull},
     {"GB", 1000000000ull},
     {"TB", 1000000000000ull},
+    {"PB", 1000000000000000ull},
 };
 
 lms_status_t lms__parse_size(const char *what, const char *text,
@@ -233,8 +237,10 @@ lms_status_t lms__parse_size(const char *what, const char *text,
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
+  /* Rounded to the nearest byte, but what is under one byte before
+   * rounding is refused alike (0.5 was once taken as 1 byte, 0.4 not). */
   uint64_t v = (uint64_t)(bytes + 0.5);
-  if (v < 1) {
+  if (bytes < 1.0) {
     lms__errf(err, "%s: '%s' is less than 1 byte; accepted: %s", what, text,
               FORM_SIZE);
     return LMS_ERR_INVALID;
