@@ -174,6 +174,10 @@ expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
 expect 2 "--out DIR"        -- demo --out
 expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
 
+expect 2 "'.' is not a number" -- options -lms_frac .
+expect 2 "looks like an option" -- options --log-file --stats
+expect 2 "looks like an option" -- options --stats -x.json
+
 # Under one byte is refused however it rounds; the 1 PiB limit can be
 # written in the unit it is stated in.
 expect 2 "less than 1 byte" -- options --gpu-limit 0.5

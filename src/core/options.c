@@ -268,7 +268,12 @@ lms_status_t lms__parse_frac(const char *what, const char *text, double *out,
   size_t span = strspn(text, "0123456789.eE+-");
   char *end = NULL;
   double v = strtod(text, &end);
-  if (end == text || *end != '\0' || text[span] != '\0') {
+  if (end == text) {
+    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, text,
+              FORM_FRAC);
+    return LMS_ERR_INVALID;
+  }
+  if (*end != '\0' || text[span] != '\0') {
     const char *junk = end != text && *end != '\0' ? end : text + span;
     lms__errf(err, "%s: '%s' has trailing junk '%s'; accepted: %s", what,
               text, junk, FORM_FRAC);
@@ -535,6 +540,14 @@ static lms_status_t parse_log(const char *what, const char *text,
 
 static lms_status_t parse_path(const char *what, const char *text, char *buf,
                                size_t size, char *err) {
+  /* "--log-file --stats" would make a file named "--stats": an option
+   * left without its value, not a path anyone means. */
+  if (text[0] == '-' && text[1] != '\0') {
+    lms__errf(err, "%s: '%s' looks like an option, not a path; accepted: a "
+                   "file path (./%s for a file of that name)",
+              what, text, text);
+    return LMS_ERR_INVALID;
+  }
   size_t n = strlen(text);
   if (n >= size) {
     lms__errf(err, "%s: the path is %zu characters long; at most %zu are "
