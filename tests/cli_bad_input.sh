@@ -185,6 +185,11 @@ expect 2 "less than 1 byte" -- options --gpu-limit 0.4
 expect 0 "1 PiB"            -- options --gpu-limit 1PiB
 expect 2 "more than 1 PiB"  -- options --gpu-limit 1.5PiB
 
+# LMS_PRELOAD_LIB must name a shared library: the loader would only warn
+# and run the program without lms (a text file; an executable).
+expect 2 "is not a shared library" LMS_PRELOAD_LIB="$bad_trace" -- run -- /bin/true
+expect 2 "is not a shared library" LMS_PRELOAD_LIB=/bin/true -- run -- /bin/true
+
 # A link so slow that copy times would overflow the clock is refused.
 expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 0.000000001
 expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 1e-300

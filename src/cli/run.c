@@ -17,6 +17,7 @@
  * interposer checks the environment again when it loads. */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,37 @@ static int export_options(char **given) {
 }
 
 /* The interposer's path into buf, or -1 with the reason printed. */
+
+/* 1 if path holds an ELF shared library: type ET_DYN and, unlike a
+ * position-independent executable (also ET_DYN, and which the loader
+ * will not preload), no PT_INTERP program header. */
+static uint64_t elf_word(const unsigned char *p, int bytes, int big) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++)
+    v |= (uint64_t)p[big ? bytes - 1 - i : i] << (8 * i);
+  return v;
+}
+
+static int is_shared_object(const char *path) {
+  static unsigned char h[1 << 16];
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return 0;
+  size_t n = fread(h, 1, sizeof h, f);
+  fclose(f);
+  if (n < 52 || memcmp(h, "\x7f" "ELF", 4) != 0) return 0;
+  int wide = h[4] == 2, big = h[5] == 2;
+  if (elf_word(h + 16, 2, big) != 3) return 0; /* ET_DYN */
+  uint64_t phoff = wide ? elf_word(h + 32, 8, big) : elf_word(h + 28, 4, big);
+  uint64_t phsize = elf_word(h + (wide ? 54 : 42), 2, big);
+  uint64_t phnum = elf_word(h + (wide ? 56 : 44), 2, big);
+  for (uint64_t i = 0; i < phnum; i++) {
+    uint64_t at = phoff + i * phsize;
+    if (phsize < 4 || at + 4 > n) return 0; /* headers past what was read */
+    if (elf_word(h + at, 4, big) == 3) return 0; /* PT_INTERP */
+  }
+  return 1;
+}
+
 static int find_preload(char *buf, size_t size) {
   const char *env = getenv("LMS_PRELOAD_LIB");
   char guess[PATH_MAX];
@@ -132,6 +164,14 @@ static int find_preload(char *buf, size_t size) {
   char real[PATH_MAX];
   if (realpath(guess, real) == NULL) {
     fprintf(stderr, "lms run: %s: %s\n", guess, strerror(errno));
+    return -1;
+  }
+  /* The dynamic loader only warns about an LD_PRELOAD entry it cannot
+   * load and runs the program without it: no limit would be applied. */
+  if (!is_shared_object(real)) {
+    fprintf(stderr, "lms run: %s is not a shared library (an ELF shared "
+                    "object); accepted: the path of " PRELOAD_NAME
+                    " in LMS_PRELOAD_LIB\n", real);
     return -1;
   }
   if (strlen(real) + 1 > size) {
