@@ -360,6 +360,7 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   void *saved_arg = sw->next_use_arg;
   sw->next_use = table_next_use;
   sw->next_use_arg = &u;
+  lms__swap_use_index(sw, 1); /* as a schedule does */
   lms_stats_t s0 = stats();
   /* 1 MiB of budget: only the furthest, c[0], is written. */
   cr_assert(eq(int, lms__swap_clean_ahead(sw, 1 << 20, 10), LMS_OK));
@@ -378,6 +379,7 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   cr_assert(eq(int, u.c[1]->dirty, 0));
   cr_assert(ne(ptr, u.c[1]->dptr, NULL));
   cr_assert(eq(int, u.c[2]->dirty, 1));
+  lms__swap_use_index(sw, 0);
   sw->next_use = saved;
   sw->next_use_arg = saved_arg;
   /* c[1] is written again after its copy home: dirty again. */

@@ -692,54 +692,23 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
  * stream, so a later write waits for it (lms__swap_acquire), and so does
  * the block's reuse after a drop (drop_stream); the home is not read
  * before it is done (swap_in_to waits for home_ev). */
-static int by_use_desc(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : 0;
-}
-
 lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
                                    uint64_t after) {
-  if (s->next_use == NULL || bytes == 0) return LMS_OK;
+  /* Only under a schedule, whose victim order the index holds. */
+  if (!s->use_index || bytes == 0) return LMS_OK;
+  build_index(s);
   lms_status_t st = LMS_OK;
   uint64_t seen = 0;
-  if (s->use_index) {
-    build_index(s);
-    lms__avl_node_t *n = lms__avl_first(&s->by_use);
-    while (n != NULL && seen < bytes && st == LMS_OK) {
-      lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
-      if (c->use_key <= after) break;
-      /* write_home keeps c resident and indexed: the walk goes on. */
-      n = lms__avl_next(&s->by_use, n);
-      seen += c->size;
-      if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
-      st = write_home(s, c);
-    }
-    return st;
-  }
-  size_t n = 0, cap = 0;
-  uint64_t *v = NULL; /* pairs: next use, chunk */
-  for (lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next) {
-    uint64_t u = s->next_use(s->next_use_arg, c);
-    if (u <= after) continue;
-    if (n == cap) {
-      size_t ncap = cap ? 2 * cap : 64;
-      uint64_t *nv = realloc(v, 2 * ncap * sizeof *nv);
-      if (nv == NULL) break; /* an optimisation: do what fits */
-      v = nv;
-      cap = ncap;
-    }
-    v[2 * n] = u;
-    v[2 * n + 1] = (uint64_t)(uintptr_t)c;
-    n++;
-  }
-  if (n > 1) qsort(v, n, 2 * sizeof *v, by_use_desc); /* v is NULL when n is 0 */
-  for (size_t i = 0; i < n && seen < bytes && st == LMS_OK; i++) {
-    lms_chunk_t *c = (lms_chunk_t *)(uintptr_t)v[2 * i + 1];
+  lms__avl_node_t *n = lms__avl_first(&s->by_use);
+  while (n != NULL && seen < bytes && st == LMS_OK) {
+    lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
+    if (c->use_key <= after) break;
+    /* write_home keeps c resident and indexed: the walk goes on. */
+    n = lms__avl_next(&s->by_use, n);
     seen += c->size;
     if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
     st = write_home(s, c);
   }
-  free(v);
   return st;
 }
 

@@ -135,7 +135,8 @@ lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c);
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after);
 /* Writes home the dirty ones among the first `bytes` of unpinned chunks
  * not needed before step `after`, furthest next use first; they stay
- * resident and clean (Note [Writing back ahead] in residency.c). */
+ * resident and clean (Note [Writing back ahead] in residency.c).  Does
+ * nothing without the next-use index (lms__swap_use_index). */
 lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
                                    uint64_t after);
 /* Keeps (on = 1, rebuilt) or drops (0) the index of victims by next use;
