@@ -44,7 +44,7 @@ static lms__lower_bound_t bound_of(const lms__workload_t *w, uint64_t capacity,
                                    double h2d, double d2h) {
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(w, capacity, h2d, d2h, &b, err), LMS_OK),
+  cr_assert(eq(int, lms__lower_bound(w, capacity, h2d, d2h, 0.0, &b, err), LMS_OK),
             "%s", err);
   return b;
 }
@@ -124,11 +124,53 @@ Test(bound, training_splits_at_its_peak) {
   step(&w, 1000, "r0");
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, &b, err), LMS_OK));
+  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, 0.0, &b, err), LMS_OK));
   uint64_t alone = b.h2d_bytes > b.d2h_bytes ? b.h2d_bytes : b.d2h_bytes;
   cr_assert(gt(u64, b.split_ns, alone), "split %llu, alone %llu",
             (unsigned long long)b.split_ns, (unsigned long long)alone);
   cr_assert(eq(u64, b.time_ns, b.split_ns));
+  lms__wl_free(&w);
+}
+
+Test(bound, every_copy_pays_the_latency) {
+  /* Four chunks of 4 KiB read in turn under room for one: each comes in
+   * once an iteration, four copies.  At 1 byte/ns and 10 us each, 10 us
+   * x 4 is added to the bytes' time; with no latency, the bytes' time
+   * alone. */
+  lms__workload_t w;
+  lms__wl_init(&w, "latency");
+  uint32_t id;
+  for (int i = 0; i < 4; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&w, 4096, 0, "s", &id), LMS_OK));
+  const char *steps[] = {"r0", "r1", "r2", "r3"};
+  for (int i = 0; i < 4; i++) step(&w, 1000, steps[i]);
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 4 * 4096));
+  cr_assert(eq(u64, b.h2d_copies, 4));
+  cr_assert(eq(u64, b.time_ns, 4 * 4096));
+  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 10.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.time_ns, 4 * 4096 + 4 * 10000));
+  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, -1.0, &b, err),
+               LMS_ERR_INVALID));
+  lms__wl_free(&w);
+
+  /* With a chunk of 1 MiB besides, read in a fifth step, under 1 MiB: the
+   * relaxation keeps all but 4 KiB of the large chunk and none of the
+   * small ones, 5 x 4 KiB not kept; the fewest copies of that many bytes
+   * take the largest gaps first, and the large one alone holds them: one
+   * copy's latency, not five. */
+  lms__wl_init(&w, "mixed");
+  for (int i = 0; i < 4; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&w, 4096, 0, "s", &id), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 0, "L", &id), LMS_OK));
+  const char *steps5[] = {"r0", "r1", "r2", "r3", "r4"};
+  for (int i = 0; i < 5; i++) step(&w, 1000, steps5[i]);
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, 10.0, &b, err), LMS_OK));
+  cr_assert(eq(u64, b.h2d_bytes, 5 * 4096));
+  cr_assert(eq(u64, b.h2d_copies, 1));
+  cr_assert(eq(u64, b.time_ns, 5 * 4096 + 10000));
   lms__wl_free(&w);
 }
 
@@ -137,7 +179,7 @@ Test(bound, refuses_nonsense) {
   lms__wl_init(&w, "empty");
   lms__lower_bound_t b;
   char err[LMS__ERRBUF] = "";
-  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, &b, err),
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, 0.0, &b, err),
                LMS_ERR_INVALID));
   cr_assert(strstr(err, "lower bound") != NULL);
   lms__wl_free(&w);

@@ -418,7 +418,8 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
           "\"schedule\": \"%s\", \"period\": %u, "
           "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
-          "\"min_bytes_d2h\": %llu, \"split_bound_ns\": %llu, "
+          "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
+          "\"min_copies_d2h\": %llu, \"split_bound_ns\": %llu, "
           "\"split_step\": %u, \"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
@@ -438,6 +439,8 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->lower.time_ns,
           (unsigned long long)r->lower.h2d_bytes,
           (unsigned long long)r->lower.d2h_bytes,
+          (unsigned long long)r->lower.h2d_copies,
+          (unsigned long long)r->lower.d2h_copies,
           (unsigned long long)r->lower.split_ns, r->lower.split_step,
           r->iterations,
           r->settled < 0 ? "null" : r->settled ? "true" : "false");
@@ -621,7 +624,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   fprintf(out, "\nx mem: iteration time over the in-memory time; bound: "
                "max(compute, H2D bytes / rate, D2H bytes / rate) of the run's "
                "own bytes; lower: the least time any policy can take at this "
-               "capacity (the fewest bytes that must move, and the "
+               "capacity (the fewest bytes and copies that must move, and the "
                "iteration split where it must both write back and fetch); "
                "hit%%: prefetch hits over acquires that needed data brought "
                "in; it: iterations run (! : not settled)\n");

@@ -288,7 +288,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   out->device_peak = (uint64_t)after.device_reserved.peak;
   out->budget = after.device_limit;
   st = lms__lower_bound(w, out->budget, out->h2d_gbps, out->d2h_gbps,
-                        &out->lower, err);
+                        ctx->opts.link.latency_us, &out->lower, err);
   if (st != LMS_OK) goto done;
   lms__plan_info_t info;
   lms__plan_info(ctx->plan, &info);

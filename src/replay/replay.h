@@ -48,6 +48,7 @@ typedef struct lms__replay_iter {
  * policy can beat] in bound.c). */
 typedef struct lms__lower_bound {
   uint64_t h2d_bytes, d2h_bytes;
+  uint64_t h2d_copies, d2h_copies; /* the fewest copies that move them */
   uint64_t time_ns;     /* the largest of the bounds below and compute */
   uint64_t split_ns;    /* the iteration split at split_step */
   uint32_t split_step;
@@ -55,7 +56,8 @@ typedef struct lms__lower_bound {
 
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               double h2d_gbps, double d2h_gbps,
-                              lms__lower_bound_t *out, char *err);
+                              double latency_us, lms__lower_bound_t *out,
+                              char *err);
 
 typedef struct lms__replay_result {
   int iterations;           /* run, the last measured */
