@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing lms needs on a Debian machine, and only
 # what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion,
-# and, optional, gnuplot (gnuplot-nox) for the charts of `lms report` and
-# python3-torch for the PyTorch offload tests.
+# and, optional, gnuplot (gnuplot-nox) for the charts of `lms report`,
+# python3-torch for the PyTorch offload tests and clang for `make test`'s
+# clang sanitizer stage.
 # Quiet and quick when everything is there.
 set -euo pipefail
 
@@ -27,6 +28,12 @@ command -v gnuplot >/dev/null 2>&1 || optional+=(gnuplot-nox)
 if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
   optional+=(python3-torch)
 fi
+# clang builds the suites once more for `make test`, for the checks only
+# its sanitizers make; without it that stage reports itself skipped.
+if ! command -v clang >/dev/null 2>&1 &&
+   ! ls /usr/bin/clang-[0-9]* >/dev/null 2>&1; then
+  optional+=(clang)
+fi
 [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -45,7 +52,7 @@ install_optional() {
     echo "bootstrap: cannot install ${optional[*]}; their charts or tests will be skipped" >&2
     return 0
   fi
-  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests)" >&2
+  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests, clang sanitizer stage)" >&2
   { $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
     { $sudo apt-get update -qq &&
       $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}"; }

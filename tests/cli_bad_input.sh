@@ -214,5 +214,102 @@ if [ -e "$cut" ] && ! cmp -s "$cut" "$bad_trace"; then
   fail=$((fail + 1)); echo "FAIL the file a --json path cut short names was written"
 fi
 
+# A stats file's numbers are checked against their field's range before
+# they are converted: a negative time once made a report of -100 %, 1e30
+# and 1e300 undefined conversions (UBSan) and wrong messages.
+printf '{"version": 2, "device_limit": 1, "elapsed_ns": -5}\n' >"$rep_dir/neg.json"
+expect 2 '"elapsed_ns" is -5; accepted: a whole number from 0' -- report --stats "$rep_dir/neg.json" --trace "$bad_trace"
+printf '{"version": 2, "device_limit": 1, "elapsed_ns": 1e30}\n' >"$rep_dir/huge.json"
+expect 2 '"elapsed_ns" is 1e30; accepted' -- report --stats "$rep_dir/huge.json" --trace "$bad_trace"
+printf '{"version": 2, "elapsed_ns": 1e999}\n' >"$rep_dir/inf.json"
+expect 2 '"elapsed_ns" is 1e999; accepted' -- report --stats "$rep_dir/inf.json" --trace "$bad_trace"
+printf '{"version": 1e300, "elapsed_ns": 5}\n' >"$rep_dir/v.json"
+expect 2 '"version" is 1e300; accepted: a whole number (this lms reads 2)' -- report --stats "$rep_dir/v.json" --trace "$bad_trace"
+printf '{"version": 2, "bytes_h2d": {"current": 0, "peak": 0, "total": -1}}\n' >"$rep_dir/ctr.json"
+expect 2 '"bytes_h2d.total" is -1; accepted' -- report --stats "$rep_dir/ctr.json" --trace "$bad_trace"
+printf '{"version": 2, "fragmentation": 2}\n' >"$rep_dir/frag.json"
+expect 2 '"fragmentation" is 2; accepted: a number from 0 to 1' -- report --stats "$rep_dir/frag.json" --trace "$bad_trace"
+
+# Exit status 2 for bad input, found before any work: an unknown fault
+# name (was 1, after loading the workload), a directory the demo's report
+# cannot be written in (was found after the whole demo), a program tune
+# or run cannot start (tune tried every setting, then advised a larger
+# --gpu-limit), a capacity below the largest step (was skipped, status 1).
+expect 2 "accepted operations: mem_info" -- sim googlenet --fail bogus:1
+expect 2 "LMS_FAIL: fault spec: unknown operation 'bogus'" LMS_FAIL=bogus:1 -- options
+expect 2 "--out: cannot create the directory '/proc/nope'" -- demo --out /proc/nope
+expect 2 "--out: cannot write in the directory '/proc'" -- demo --out /proc
+expect 2 "lms tune: cannot run '/nonexistent'" -- tune -- /nonexistent
+expect 2 "'no-such-program-lms' not found in PATH" -- tune -- no-such-program-lms
+expect 2 "'/tmp': not a regular file" -- tune -- /tmp
+expect 2 "the program's name is empty" -- run -- ''
+expect 2 "the program's name is empty" -- tune -- ''
+expect 2 "'/tmp': not a regular file" -- run -- /tmp
+expect 2 "--capacities: 1073741824 bytes cannot hold the largest step" -- sim googlenet --capacities 16GiB,1GiB
+
+# A value too long for a message is quoted shortened, so the message
+# still ends with what is accepted (cut at 512 bytes, it ended inside the
+# value); a list too long for its buffer is refused, not cut short.
+huge=$(printf 'x%.0s' $(seq 1 2000))
+expect 2 "...'; accepted: ondemand, lru or schedule" -- options --policy "$huge"
+expect 2 "(the last: both ways at once)" -- options --link "$huge"
+expect 2 "accepted units: B, K or KiB" -- options --gpu-limit "1$huge"
+expect 2 "e.g. dev_alloc:3" -- options --fail "$huge"
+expect 2 "accepted levels: none" -- options --log "$huge"
+expect 2 "(the last: both ways at once)" -- report googlenet --links "pcie3,${huge:0:300}"
+expect 2 "the list is 2006 characters long; at most 511" -- report googlenet --links "pcie3,$huge"
+expect 2 "the list is 2002 characters long; at most 255" -- tune --workload googlenet --lms-values "1,$huge"
+expect 2 "the list is 2000 characters long; at most 1023" -- sim googlenet --links "$huge"
+
+# lms sim's rows reach a pipe as each run ends, not at exit (a run killed
+# after 30 minutes had printed nothing): the first row is read while the
+# later runs still go on, and then the command is stopped.  Its whole
+# output is under the 4 KiB a full buffer holds.
+rows=$(mktemp)
+links16=$(printf 'pcie3,%.0s' $(seq 1 15))pcie3
+"$lms" sim googlenet --iterations 64 --links "$links16" --policies schedule \
+  --quiet 2>/dev/null >"$rows" &
+sim_pid=$!
+early=0
+for _ in $(seq 1 1200); do
+  if grep -q '^pcie3 ' "$rows"; then
+    kill -0 "$sim_pid" 2>/dev/null && early=1
+    break
+  fi
+  kill -0 "$sim_pid" 2>/dev/null || break
+  sleep 0.05
+done
+kill -TERM "$sim_pid" 2>/dev/null
+wait "$sim_pid" 2>/dev/null
+if [ "$early" -eq 1 ]; then
+  pass=$((pass + 1)); echo "ok   lms sim's first row reached the pipe while it ran"
+else
+  fail=$((fail + 1)); echo "FAIL lms sim's first row reached the pipe only at its exit:"
+  sed 's/^/     /' "$rows" | head -5
+fi
+rm -f "$rows"
+expect 2 "--quiet takes no value" -- sim googlenet --quiet=1
+
+# A trace whose totals would overflow a sum is refused at the line that
+# crosses one, naming the total and its limit (Note [Workload totals]):
+# chunks past 1 PiB (65,536 of the largest once added up to 0 and named a
+# --gpu-limit nobody gave), compute past 10^7 s (1.9 million of the
+# longest steps once printed a wrapped time, status 0), steps naming past
+# 4 PiB.  At the limit a trace still runs.
+tot="$rep_dir/totals.trace"
+{ echo 'lms-trace 1'; for i in 0 1 2 3 4; do echo "chunk $i 281474976710656 big persistent"; done
+  echo 'step 1 s r:0'; } >"$tot"
+expect 2 ":6: chunk size 281474976710656 brings the trace's chunks to more than 1125899906842624 bytes (1 PiB) in all" -- sim "$tot"
+expect 2 "more than 1125899906842624 bytes (1 PiB)" -- report "$tot"
+{ echo 'lms-trace 1'; echo 'chunk 0 64 a persistent'
+  for i in $(seq 1 1000); do echo 'step 10000000000000 s r:0'; done; } >"$tot"
+expect 0 "compute 10000000000.0 ms per iteration" -- sim "$tot" --iterations 2 --policies ondemand --links pcie3
+echo 'step 1 one-more' >>"$tot"
+expect 2 ":1003: step time 1 brings the trace's compute to more than 10000000000000000 ns (10^7 s) in all" -- sim "$tot"
+expect 2 "(10^7 s)" -- tune --workload "$tot"
+{ echo 'lms-trace 1'; echo 'chunk 0 281474976710656 big persistent'
+  for i in $(seq 1 17); do echo 'step 1 s rw:0'; done; } >"$tot"
+expect 2 ":19: reference 'rw:0' brings the bytes the steps name to more than 4503599627370496 (4 PiB) in all" -- sim "$tot"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

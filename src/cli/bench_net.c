@@ -1155,6 +1155,7 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
     } else if (strcmp(f, "--batch") == 0 || strcmp(f, "--configs") == 0) {
       int is_batch = f[2] == 'b';
       char buf[256];
+      if (lms__cli_list_fits("bench net", f, v, sizeof buf)) return 2;
       snprintf(buf, sizeof buf, "%s", v);
       int cnt = 0;
       for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;

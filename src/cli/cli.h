@@ -23,6 +23,41 @@ typedef struct lms__cli_flag {
 int lms__cli_path(const char *cmd, const char *what, const char *text,
                   char *buf, size_t size);
 
+/* Note [Values quoted in messages] (src/core/options.c): a value quoted in
+ * a message formatted into LMS__ERRBUF bytes is shortened to its first
+ * LMS__CLI_QUOTE_MAX characters and "...", so that what the message says
+ * is accepted is never cut off.  Returns text, or buf (room for
+ * LMS__CLI_QUOTE_MAX + 4 bytes) holding the shortened form. */
+#define LMS__CLI_QUOTE_MAX 64
+const char *lms__cli_quote(const char *text, char *buf);
+
+/* lms__link_parse, with a long value shortened in the message. */
+lms_status_t lms__cli_link(const char *text, lms__link_t *out, char *err);
+
+/* 0 if the list `text` fits a buffer of `size` bytes; else prints "lms
+ * CMD: FLAG: the list is N characters long; at most M are accepted" and
+ * returns -1 (a list cut short would lose or change its last item). */
+int lms__cli_list_fits(const char *cmd, const char *flag, const char *text,
+                       size_t size);
+
+/* The longest --out directory: room is left for the names of the files
+ * written in it. */
+#define LMS__CLI_OUT_MAX 200
+
+/* Makes the directory dir (and its parents) unless it is there, and
+ * checks that files can be made in it: 0, or -1 with err saying what was
+ * wrong ("--out: ...").  Commands that write a directory call it before
+ * their work, so that a bad --out is refused at once. */
+int lms__cli_out_dir(const char *dir, char *err);
+
+/* The file execvp would run for the program `name` into buf of `size`
+ * bytes: name itself when it holds a '/', else the first executable
+ * regular file of that name along PATH.  0, or -1 with "lms CMD: ..."
+ * printed: an empty name, a file that is missing, not executable or a
+ * directory, a name not found in PATH. */
+int lms__cli_find_program(const char *cmd, const char *name, char *buf,
+                          size_t size);
+
 /* Moves the flags listed (and their values) out of argv into out (room
  * for argc entries); stops at "--"; returns how many were moved. */
 int lms__cli_extract(int *argc, char **argv, char **out,
@@ -55,6 +90,8 @@ typedef struct lms__sim_args {
   int gpus_per_link;          /* GPUs sharing the host link, 1 alone */
   int discard_dead;           /* lms_discard dead chunks after their last
                                  use (Note [Dead after the last use]) */
+  int quiet;                  /* no progress lines on stderr (Note
+                                 [Output of long runs] in sim.c) */
   double calibrate_busy;      /* 0 none; else the busy share (0..1) that
                                  the first run is calibrated to (Note
                                  [Calibrating compute to a busy share]) */

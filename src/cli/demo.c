@@ -61,11 +61,17 @@ static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
 
 int lms__cli_demo(const lms_options_t *base, const char *report_dir) {
   const lms__opts_t *opts = &base->v;
+  char err[LMS__ERRBUF] = "";
+  /* The report comes last: a directory it cannot write is refused before
+   * the demonstration runs, not after. */
+  if (lms__cli_out_dir(report_dir, err) != 0) {
+    fprintf(stderr, "lms demo: %s\n", err);
+    return 2;
+  }
   lms__workload_t fwd, train;
   lms__wl_init(&fwd, NULL);
   lms__wl_init(&train, NULL);
   if (build(10, 0, &fwd) != 0 || build(10, 1, &train) != 0) return 1;
-  char err[LMS__ERRBUF] = "";
   int rc = 0;
 
   printf("lms demo: caffe's GoogleNet at 1200x1200, batch 10, on a simulated "

@@ -8,8 +8,20 @@
  *   lms version
  *
  * Options may come before or after the command; LMS_* variables are read
- * first and flags override them.  Bad input exits with status 2 and a
- * message naming the option and what it accepts. */
+ * first and flags override them.
+ *
+ * Note [Exit statuses]
+ * One scheme for every command, so that scripts can tell a mistake in
+ * what they asked from a failure of what was done:
+ *   0  done;
+ *   2  bad input (an option, a file, a program, a directory), with a
+ *      message naming it and what is accepted.  It is found before any
+ *      work starts: a check that can be made first is made first, so that
+ *      no one waits through a run to learn that its output cannot be
+ *      written;
+ *   1  a failure during the work (a run that failed, a report that could
+ *      not be written);
+ *   `lms run` execs the program, so its status is the program's own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +29,7 @@
 #include "cli/cli.h"
 #include "cli/run.h"
 #include "core/options.h"
+#include "device/device.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -38,6 +51,9 @@ static void usage(FILE *f) {
           "            [--calibrate-busy PCT]  scale compute so that the first "
           "run is busy\n"
           "            PCT %% of its time, as a measured profile says\n"
+          "            [--quiet]  no progress lines on stderr (written once "
+          "a sweep takes\n"
+          "            more than 2 s); rows are written as each run ends\n"
           "            replay a built-in workload (googlenet, unet3d) or a "
           "trace on the\n"
           "            simulated device and compare policies and links, each "
@@ -83,13 +99,20 @@ static void usage(FILE *f) {
           "  options   print the effective settings (defaults, LMS_* "
           "variables, flags)\n"
           "  help      this text\n"
-          "  version   the version\n\n");
+          "  version   the version\n"
+          "exit status: 0 done; 2 bad input, refused before any work "
+          "starts; 1 a failure\n"
+          "            during the work; lms run: the program's own\n\n");
   char buf[8192];
   lms_options_help(buf, sizeof buf);
   fputs(buf, f);
 }
 
 int main(int argc, char **argv) {
+  /* Tables come out a row at a time even into a pipe or a file, where
+   * stdout would otherwise hold them until exit (Note [Output of long
+   * runs] in sim.c). */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   lms_options_t *opts = NULL;
   if (lms_options_create(&opts) != LMS_OK) {
     fprintf(stderr, "lms: out of memory\n");
@@ -144,6 +167,25 @@ int main(int argc, char **argv) {
     free(sim_argv);
     free(given);
     return 2;
+  }
+  /* --fail's operations are the device's: the options parser checks only
+   * the list's form, and the device would refuse an unknown name when a
+   * context is made, after a command may have worked for minutes and with
+   * the status of a failed run.  Bad input is refused before any work. */
+  if (opts->v.fail != NULL && opts->v.fail[0] != '\0') {
+    uint64_t fail_op[LMS__DEVOP_COUNT] = {0}, fail_any = 0;
+    char err[LMS__ERRBUF] = "";
+    if (lms__fault_spec_parse(opts->v.fail, fail_op, &fail_any, err) !=
+        LMS_OK) {
+      fprintf(stderr, "lms: %s: %s\n",
+              opts->v.source[LMS__OPT_fail] == LMS__SRC_ENV ? "LMS_FAIL"
+                                                             : "--fail",
+              err);
+      lms_options_destroy(opts);
+      free(sim_argv);
+      free(given);
+      return 2;
+    }
   }
   int rc;
   const char *cmd = argc > 1 ? argv[1] : "";

@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/plot.h"
 #include "cli/report.h"
@@ -153,8 +152,12 @@ static int parse_measured(const char *flag, const char *val, measured_t *m) {
                "link the run used and the stats file it wrote (--stats)",
                flag, val);
   char name[64], err[LMS__ERRBUF];
+  if ((size_t)(eq - val) >= sizeof name)
+    return bad("%s: the link '%.*s...' is %d characters long; at most %zu "
+               "are accepted", flag, LMS__CLI_QUOTE_MAX, val, (int)(eq - val),
+               sizeof name - 1);
   snprintf(name, sizeof name, "%.*s", (int)(eq - val), val);
-  if (lms__link_parse(name, &m->link, err) != LMS_OK)
+  if (lms__cli_link(name, &m->link, err) != LMS_OK)
     return bad("%s: %s", flag, err);
   snprintf(m->kind, sizeof m->kind, "%.15s", flag + 2);
   /* Read once the arguments are known to fit together. */
@@ -192,8 +195,9 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
     long v = 0;
     char err[LMS__ERRBUF];
     if (strcmp(flag, "--out") == 0) {
-      if (val[0] == '\0' || strlen(val) > 200)
-        return bad("--out: expected a directory path of 1 to 200 bytes");
+      if (val[0] == '\0' || strlen(val) > LMS__CLI_OUT_MAX)
+        return bad("--out: expected a directory path of 1 to %d bytes",
+                   LMS__CLI_OUT_MAX);
       snprintf(a->out, sizeof a->out, "%s", val);
     } else if (strcmp(flag, "--stats") == 0) {
       if (lms__cli_path("report", "--stats", val, a->stats, sizeof a->stats))
@@ -225,6 +229,7 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
       a->steps_given = 1;
     } else if (strcmp(flag, "--links") == 0) {
       char buf[512];
+      if (lms__cli_list_fits("report", flag, val, sizeof buf)) return -1;
       snprintf(buf, sizeof buf, "%s", val);
       a->nlinks = 0;
       char *save = NULL;
@@ -232,7 +237,7 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
            t = strtok_r(NULL, ",", &save)) {
         if (a->nlinks == MAX_LINKS)
           return bad("--links: at most %d links", MAX_LINKS);
-        if (lms__link_parse(t, &a->links[a->nlinks], err) != LMS_OK)
+        if (lms__cli_link(t, &a->links[a->nlinks], err) != LMS_OK)
           return bad("--links: %s", err);
         a->nlinks++;
       }
@@ -744,28 +749,6 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
 
 /* ---- The report ------------------------------------------------------ */
 
-static int mkdir_p(const char *dir, char *err) {
-  char buf[LMS__PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", dir);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) break;
-    *p = '/';
-  }
-  if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-    lms__errf(err, "--out: cannot create the directory '%s': %s", dir,
-              strerror(errno));
-    return -1;
-  }
-  struct stat sb;
-  if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-    lms__errf(err, "--out: '%s' exists and is not a directory", dir);
-    return -1;
-  }
-  return 0;
-}
-
 static void json_run(FILE *f, const char *key, const lms__replay_result_t *r) {
   const lms__replay_iter_t *l = &r->last;
   fprintf(f, "\"%s\": {\"iteration_ns\": %llu, \"compute_ns\": %llu, "
@@ -1095,7 +1078,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   }
   lms__policy_t policy = opts->policy;
 
-  if (mkdir_p(a->out, err) != 0) {
+  if (lms__cli_out_dir(a->out, err) != 0) {
     fprintf(stderr, "lms report: %s\n", err);
     goto done;
   }

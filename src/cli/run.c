@@ -202,32 +202,6 @@ static int set_preload(const char *lib) {
   return rc;
 }
 
-/* The file execv should run for cmd, as execvp would find it; -1 with the
- * reason printed when there is none. */
-static int find_program(const char *cmd, char *buf, size_t size) {
-  if (strchr(cmd, '/') != NULL) {
-    if (access(cmd, X_OK) != 0) {
-      fprintf(stderr, "lms run: cannot run '%s': %s\n", cmd, strerror(errno));
-      return -1;
-    }
-    snprintf(buf, size, "%s", cmd);
-    return 0;
-  }
-  const char *path = getenv("PATH");
-  if (path == NULL || path[0] == '\0') path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path;;) {
-    size_t n = strcspn(p, ":");
-    int w = n == 0 ? snprintf(buf, size, "./%s", cmd)
-                   : snprintf(buf, size, "%.*s/%s", (int)n, p, cmd);
-    if (w > 0 && (size_t)w < size && access(buf, X_OK) == 0) return 0;
-    if (p[n] == '\0') break;
-    p += n + 1;
-  }
-  fprintf(stderr, "lms run: '%s' not found in PATH; give its path, e.g. "
-                  "./%s\n", cmd, cmd);
-  return -1;
-}
-
 int lms__cli_run(int nwords, char **words, int nflags, char **flags,
                  char **given) {
   int stats = 0;
@@ -245,7 +219,8 @@ int lms__cli_run(int nwords, char **words, int nflags, char **flags,
     return 2;
   }
   char prog[PATH_MAX], lib[PATH_MAX];
-  if (find_program(words[1], prog, sizeof prog) != 0) return 2;
+  if (lms__cli_find_program("run", words[1], prog, sizeof prog) != 0)
+    return 2;
   if (find_preload(lib, sizeof lib) != 0) return 2;
   if (export_options(given) != 0 || set_preload(lib) != 0 ||
       (stats && setenv("LMS_STATS_LINE", "1", 1) != 0)) {

@@ -18,12 +18,22 @@
  * With --calibrate-busy PCT the workload's compute is first scaled so that
  * the first run (first capacity, link and policy) is busy PCT % of its
  * time, as a measured profile says (Note [Calibrating compute to a busy
- * share] in replay/calibrate.c); every run then uses that speed. */
+ * share] in replay/calibrate.c); every run then uses that speed.
+ *
+ * Note [Output of long runs]
+ * A sweep can take hours, and its output often goes to a pipe or a file,
+ * where stdout is fully buffered: a run killed after 30 minutes had
+ * printed nothing.  So each row is written as its run ends (main() makes
+ * stdout line-buffered), and once the command has worked for more than
+ * PROGRESS_AFTER_S seconds, stderr says which run starts, so that one
+ * long run is seen to be working.  Fast commands (the tests) print no
+ * progress, and --quiet turns it off. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "core/options.h"
@@ -63,10 +73,11 @@ static int parse_list(const char *flag, const char *text,
                                  size_t i),
                       void *out, size_t *n) {
   char buf[1024];
-  if (text == NULL || text[0] == '\0' || strlen(text) >= sizeof buf) {
+  if (text == NULL || text[0] == '\0') {
     fprintf(stderr, "lms sim: %s: expected a comma-separated list\n", flag);
     return -1;
   }
+  if (lms__cli_list_fits("sim", flag, text, sizeof buf)) return -1;
   snprintf(buf, sizeof buf, "%s", text);
   *n = 0;
   char *save = NULL;
@@ -88,7 +99,7 @@ static int parse_list(const char *flag, const char *text,
 
 static int one_link(const char *flag, const char *item, void *out, size_t i) {
   char err[LMS__ERRBUF];
-  if (lms__link_parse(item, &((lms__link_t *)out)[i], err) != LMS_OK) {
+  if (lms__cli_link(item, &((lms__link_t *)out)[i], err) != LMS_OK) {
     fprintf(stderr, "lms sim: %s: %s\n", flag, err);
     return -1;
   }
@@ -122,6 +133,7 @@ static const lms__cli_flag_t kSimFlags[] = {
     {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
     {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
     {"--gpus-per-link", 1}, {"--discard-dead", 0}, {"--calibrate-busy", 1},
+    {"--quiet", 0},
     /* `lms tune`'s own */
     {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
     {"--window-values", 1},
@@ -232,6 +244,8 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
       a->declare = 1;
     } else if (strcmp(flag, "--discard-dead") == 0 && val == NULL) {
       a->discard_dead = 1;
+    } else if (strcmp(flag, "--quiet") == 0 && val == NULL) {
+      a->quiet = 1;
     } else if (arg[0] == '-' && arg[1] != '\0') {
       fprintf(stderr, "lms sim: unknown option '%s'; see 'lms help'\n", arg);
       return -1;
@@ -448,6 +462,40 @@ static void json_row(FILE *f, const char *link, const char *policy,
   fprintf(f, "}");
 }
 
+#define PROGRESS_AFTER_S 2.0
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct progress {
+  double start;     /* when the command began */
+  double run_start; /* when the last run began */
+  double said;      /* when the last progress line was written */
+  int quiet;
+} progress_t;
+
+/* Before run k of n starts: a line on stderr once the command has taken
+ * PROGRESS_AFTER_S seconds, when the run before took as long or no line
+ * was written for PROGRESS_EVERY_S (Note [Output of long runs]). */
+#define PROGRESS_EVERY_S 10.0
+static void progress(progress_t *pg, size_t k, size_t n, const char *link,
+                     const char *policy, uint64_t capacity) {
+  double now = seconds_now();
+  int slow_run = k > 1 && now - pg->run_start >= PROGRESS_AFTER_S;
+  pg->run_start = now;
+  if (pg->quiet || now - pg->start <= PROGRESS_AFTER_S ||
+      !(slow_run || now - pg->said >= PROGRESS_EVERY_S))
+    return;
+  pg->said = now;
+  fprintf(stderr, "lms sim: run %zu of %zu: %s %s at %.1f GiB (%.0f s so "
+                  "far; --quiet for none of these lines)\n",
+          k, n, link, policy, (double)capacity / (1ull << 30),
+          now - pg->start);
+}
+
 static void describe(FILE *f, const lms__workload_t *w) {
   fprintf(f, "%s: %u steps, %u chunks, %.2f GB of chunks, compute %.1f ms "
              "per iteration",
@@ -459,9 +507,11 @@ static void describe(FILE *f, const lms__workload_t *w) {
 }
 
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
+  progress_t pg = {seconds_now(), 0, 0, 0};
   lms__sim_args_t a;
   lms__sim_args_init(&a);
   if (lms__sim_parse_args(argc, argv, &a) != 0) return 2;
+  pg.quiet = a.quiet;
   /* The shared model compares fixed iterations (three unless
    * --iterations says otherwise), and so do the rows beside it. */
   if (a.gpus_per_link > 1 && a.iterations == LMS__REPLAY_SETTLE)
@@ -489,9 +539,12 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
       a.npolicies = 3;
     }
   }
+  const char *capacity_from = "--capacities";
   if (a.ncapacities == 0) {
     a.capacities[0] = opts->gpu_limit ? opts->gpu_limit : 16ull << 30;
     a.ncapacities = 1;
+    capacity_from = opts->gpu_limit ? "--gpu-limit" : "the default capacity "
+                                                      "(set --gpu-limit)";
   }
 
   char err[LMS__ERRBUF] = "";
@@ -530,8 +583,22 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
             (double)a.capacities[0] / (1ull << 30), 100.0 * cal.busy,
             100.0 * cal.target, cal.runs);
   }
-  describe(out, &w);
+  /* A capacity that cannot hold the largest step is bad input, refused
+   * before any run (it once skipped that capacity after the others ran,
+   * with the status of a failed run). */
   uint64_t biggest = lms__wl_max_step_bytes(&w);
+  for (size_t c = 0; c < a.ncapacities; c++) {
+    if (a.capacities[c] >= biggest) continue;
+    fprintf(stderr, "lms sim: %s: %llu bytes cannot hold the largest step "
+                    "of %s (%llu bytes); accepted: at least %llu bytes\n",
+            capacity_from,
+            (unsigned long long)a.capacities[c], w.name,
+            (unsigned long long)biggest, (unsigned long long)biggest);
+    if (json != NULL && !json_stdout) fclose(json);
+    lms__wl_free(&w);
+    return 2;
+  }
+  describe(out, &w);
   lms__replay_result_t mem;
   int rc = 0;
   shared_row_t *shared = NULL;
@@ -574,17 +641,12 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
     }
   }
   for (size_t c = 0; c < a.ncapacities; c++) {
-    if (a.capacities[c] < biggest) {
-      fprintf(stderr, "lms sim: a capacity of %llu bytes cannot hold the "
-                      "largest step (%llu bytes); skipped\n",
-              (unsigned long long)a.capacities[c],
-              (unsigned long long)biggest);
-      rc = 1;
-      continue;
-    }
     for (size_t l = 0; l < a.nlinks; l++) {
       for (size_t p = 0; p < a.npolicies; p++) {
         lms__replay_result_t r;
+        progress(&pg, (c * a.nlinks + l) * a.npolicies + p + 1,
+                 a.ncapacities * a.nlinks * a.npolicies, a.links[l].name,
+                 kPolicyNames[a.policies[p]], a.capacities[c]);
         if (lms__sim_one(&w, opts, &a.links[l], a.capacities[c], a.policies[p],
                          a.iterations, a.declare, &r, err) != LMS_OK) {
           fprintf(out, "%-8s %-9s failed: %s\n", a.links[l].name,

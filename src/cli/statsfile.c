@@ -27,6 +27,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,8 @@ static const int kCounters = 0 LMS_STATS_MAP(COUNT_);
 typedef struct cursor {
   const char *s, *p, *path;
   char *err;
+  const char *tok; /* the last number read, as written, for messages */
+  int tok_len;
 } cursor_t;
 
 static void skip_ws(cursor_t *c) {
@@ -83,17 +87,49 @@ static int key(cursor_t *c, char *out, size_t size) {
   return expect(c, ':', "':' after the name");
 }
 
+/* Reads a JSON number.  One too large for a double reads as infinity and
+ * is refused where it is stored, with the field's name and range; one too
+ * small reads as the nearest double (zero or a denormal). */
 static int number(cursor_t *c, double *out) {
   skip_ws(c);
   const char *q = c->p;
   if (*q == '-') q++;
   if (!isdigit((unsigned char)*q)) return fail(c, "a number");
   char *end = NULL;
-  errno = 0;
   double v = strtod(c->p, &end);
-  if (errno != 0 || end == c->p) return fail(c, "a number");
+  if (end == c->p) return fail(c, "a number");
+  c->tok = c->p;
+  c->tok_len = (int)(end - c->p);
   c->p = end;
   *out = v;
+  return 0;
+}
+
+/* Note [Numbers read from a stats file]
+ * A stats file is input like any other: hand-edited, cut, or written by
+ * another program.  Every number is checked against the range of the field
+ * it fills before it is converted, because converting a double outside an
+ * integer type's range is undefined behaviour (1e30 became 0 or INT_MIN,
+ * -5 became 2^64 - 5 and a report of -100 %).  The bound for whole numbers
+ * is 2^63, below which every double converts exactly to int64_t and
+ * uint64_t alike, and which no counter, limit or time reaches. */
+#define WHOLE_MAX 9223372036854775808.0 /* 2^63, excluded */
+#define WHOLE_FORM "a whole number from 0, below 2^63"
+
+/* Refuses the number last read for `field`: the file, where, the text as
+ * written and what is accepted. */
+static int bad_value(cursor_t *c, const char *field, const char *accepted) {
+  lms__errf(c->err, "%s: byte %ld: \"%s\" is %.*s%s; accepted: %s", c->path,
+            (long)(c->tok - c->s), field, c->tok_len > 32 ? 32 : c->tok_len,
+            c->tok, c->tok_len > 32 ? "..." : "", accepted);
+  return -1;
+}
+
+/* A whole number in [0, 2^63) into *out, or -1 with the reason. */
+static int whole(cursor_t *c, const char *field, double v, int64_t *out) {
+  if (!(v >= 0 && v < WHOLE_MAX && v == floor(v)))
+    return bad_value(c, field, WHOLE_FORM);
+  *out = (int64_t)v;
   return 0;
 }
 
@@ -108,42 +144,63 @@ int lms__stats_file_has(const lms__stats_file_t *sf, const char *field) {
   return 0;
 }
 
-/* A whole number of iterations from lo to the most a replay runs, or -1. */
+/* A whole number of iterations from lo to the most a replay runs, or -1:
+ * the range is checked before the conversion. */
 static int iteration_count(double v, int lo) {
-  return v >= lo && v <= LMS__REPLAY_MAX_ITERS && v == (double)(int)v ? (int)v
-                                                                       : -1;
+  return v >= lo && v <= LMS__REPLAY_MAX_ITERS && v == floor(v) ? (int)v : -1;
 }
 
-/* Sets the field the name stands for; unknown names are skipped over. */
-static void store(lms__stats_file_t *sf, const char *name, int counter,
-                  const double v[3]) {
+/* Sets the field the name stands for; unknown names are skipped over.
+ * Returns -1, with the reason in c->err, for a value outside the field's
+ * range (Note [Numbers read from a stats file]). */
+static int store(cursor_t *c, lms__stats_file_t *sf, const char *name,
+                 int counter, const double v[3]) {
   int index = 0;
+  char part[96];
 #define STORE_(field, desc)                                                   \
   if (counter && strcmp(name, #field) == 0) {                                 \
-    sf->st.field.current = (int64_t)v[0];                                     \
-    sf->st.field.peak = (int64_t)v[1];                                        \
-    sf->st.field.total = (int64_t)v[2];                                       \
+    static const char *const parts[3] = {"current", "peak", "total"};       \
+    int64_t w[3];                                                             \
+    for (int i = 0; i < 3; i++) {                                             \
+      snprintf(part, sizeof part, "%s.%s", name, parts[i]);                  \
+      if (whole(c, part, v[i], &w[i]) != 0) return -1;                        \
+    }                                                                         \
+    sf->st.field.current = w[0];                                              \
+    sf->st.field.peak = w[1];                                                 \
+    sf->st.field.total = w[2];                                                \
     if (!((sf->counter_seen >> index) & 1u)) sf->counters++;                  \
     sf->counter_seen |= 1u << index;                                          \
-    return;                                                                   \
+    return 0;                                                                 \
   }                                                                           \
   index++;
   LMS_STATS_MAP(STORE_)
 #undef STORE_
   (void)index;
-  if (counter) return;
+  if (counter) return 0;
+  int64_t w = 0;
   if (strcmp(name, "version") == 0) {
+    if (!(v[0] >= 0 && v[0] <= INT_MAX && v[0] == floor(v[0]))) {
+      char form[64];
+      snprintf(form, sizeof form, "a whole number (this lms reads %d)",
+               LMS_STATS_VERSION);
+      return bad_value(c, name, form);
+    }
     sf->st.version = (int)v[0];
     sf->seen_mask |= 1;
   } else if (strcmp(name, "device_limit") == 0) {
-    sf->st.device_limit = (uint64_t)v[0];
+    if (whole(c, name, v[0], &w) != 0) return -1;
+    sf->st.device_limit = (uint64_t)w;
     sf->seen_mask |= 2;
   } else if (strcmp(name, "host_limit") == 0) {
-    sf->st.host_limit = (uint64_t)v[0];
+    if (whole(c, name, v[0], &w) != 0) return -1;
+    sf->st.host_limit = (uint64_t)w;
   } else if (strcmp(name, "fragmentation") == 0) {
+    if (!(v[0] >= 0 && v[0] <= 1))
+      return bad_value(c, name, "a number from 0 to 1");
     sf->st.fragmentation = v[0];
   } else if (strcmp(name, "elapsed_ns") == 0) {
-    sf->st.elapsed_ns = (uint64_t)v[0];
+    if (whole(c, name, v[0], &w) != 0) return -1;
+    sf->st.elapsed_ns = (uint64_t)w;
     sf->seen_mask |= 4;
   } else if (strcmp(name, "iterations") == 0) {
     sf->iterations = iteration_count(v[0], 1);
@@ -152,6 +209,7 @@ static void store(lms__stats_file_t *sf, const char *name, int counter,
     sf->warmup = iteration_count(v[0], 0);
     sf->seen_mask |= 16;
   }
+  return 0;
 }
 
 static int parse(cursor_t *c, lms__stats_file_t *sf) {
@@ -176,11 +234,11 @@ static int parse(cursor_t *c, lms__stats_file_t *sf) {
         if (i < 2 && expect(c, ',', "','") != 0) return -1;
       }
       if (expect(c, '}', "'}' after \"total\"") != 0) return -1;
-      store(sf, name, 1, v);
+      if (store(c, sf, name, 1, v) != 0) return -1;
     } else {
       double v[3] = {0, 0, 0};
       if (number(c, &v[0]) != 0) return -1;
-      store(sf, name, 0, v);
+      if (store(c, sf, name, 0, v) != 0) return -1;
     }
     skip_ws(c);
     if (*c->p == ',') {
@@ -230,7 +288,7 @@ lms_status_t lms__stats_file_read(const char *path, lms__stats_file_t *sf,
     st = LMS_ERR_INVALID;
   } else {
     buf[n] = '\0';
-    cursor_t c = {buf, buf, path, err};
+    cursor_t c = {buf, buf, path, err, NULL, 0};
     if (parse(&c, sf) != 0) {
       st = LMS_ERR_INVALID;
     } else if (!(sf->seen_mask & 1)) {

@@ -20,6 +20,7 @@
  * product, of the range sizes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +75,10 @@ static int parse_values(const char *flag, const char *text, char sep,
     const char *e = strchr(p, sep);
     size_t len = e ? (size_t)(e - p) : strlen(p);
     if (len == 0 || len >= 32) {
-      fprintf(stderr, "lms tune: %s: empty or over-long value in '%s'\n", flag,
-              text);
+      char q[LMS__CLI_QUOTE_MAX + 4];
+      fprintf(stderr, "lms tune: %s: empty or over-long value in '%s'; "
+                      "accepted: values of 1 to 31 characters\n", flag,
+              lms__cli_quote(text, q));
       return -1;
     }
     if (*n == MAXV) {
@@ -279,14 +282,17 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
     char *val = NULL;
     if (i + 1 < argc) val = argv[i + 1];
     if (strcmp(a, "--lms-values") == 0 && val) {
+      if (lms__cli_list_fits("tune", a, val, sizeof kb)) return 2;
       snprintf(kb, sizeof kb, "%s", val);
       have_kb = 1;
       i++;
     } else if (strcmp(a, "--frac-values") == 0 && val) {
+      if (lms__cli_list_fits("tune", a, val, sizeof frac)) return 2;
       snprintf(frac, sizeof frac, "%s", val);
       have_frac = 1;
       i++;
     } else if (strcmp(a, "--window-values") == 0 && val) {
+      if (lms__cli_list_fits("tune", a, val, sizeof win)) return 2;
       snprintf(win, sizeof win, "%s", val);
       have_win = 1;
       i++;
@@ -361,6 +367,11 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
     printf("lms tune: %s on the simulated device, link %s\n", t.w.name,
            base->v.link.name);
   } else {
+    /* A program that cannot be started would fail every setting and end
+     * in advice about --gpu-limit; it is bad input, refused first. */
+    char prog[PATH_MAX];
+    if (lms__cli_find_program("tune", t.cmd[0], prog, sizeof prog) != 0)
+      return 2;
     printf("lms tune: %s, timed\n", t.cmd[0]);
   }
   printf("  %d x %d x %d settings; searching one setting at a time\n", t.nkb,

@@ -55,12 +55,35 @@
 #define FORM_LINK "a link preset such as pcie3, or a rate in GB/s"
 #define FORM_LOG "LEVEL[,SUBSYS...], e.g. info or debug,alloc,swap"
 #define FORM_PATH "a file path"
-#define FORM_FAULT "OP:N[,OP:N], e.g. malloc:3"
+#define FORM_FAULT "OP:N[,OP:N], e.g. dev_alloc:3"
 #define FORM_POLICY "ondemand, lru or schedule"
 #define FORM_SCHED "learn, stack or off"
 #define FORM_WINDOW                                                           \
   "STEPS[,BYTES or PERCENT%], e.g. 64,50% or 16,2GiB; 0 turns prefetch off"
 #define FORM_BOOL "on/off, 1/0, true/false or yes/no"
+
+/* Note [Values quoted in messages]
+ * Messages are formatted into buffers of LMS__ERRBUF bytes, and the part
+ * that says what is accepted comes last.  A value quoted whole (a
+ * 2000-character --gpu-limit) pushed that part off the end, leaving only
+ * the value.  So a value is quoted by its first QUOTE_MAX characters and
+ * "..." when longer; what fits in a message is then bounded by its
+ * format, and the "accepted:" part always survives. */
+#define QUOTE_MAX 64
+static const char *quoted(const char *text, size_t len, char *buf) {
+  if (len <= QUOTE_MAX) {
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+  } else {
+    memcpy(buf, text, QUOTE_MAX);
+    memcpy(buf + QUOTE_MAX, "...", 4);
+  }
+  return buf;
+}
+/* A value, or its first n characters, shortened for a message; the buffer
+ * lives until the end of the enclosing block, so past the call. */
+#define QN(text, n) quoted((text), (n), (char[QUOTE_MAX + 4]){0})
+#define Q(text) QN((text), strlen(text))
 
 typedef struct opt_meta {
   const char *flag;
@@ -185,7 +208,7 @@ lms_status_t lms__parse_size(const char *what, const char *text,
     return LMS_ERR_INVALID;
   }
   if (text[0] == '-') {
-    lms__errf(err, "%s: '%s' is negative; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is negative; accepted: %s", what, Q(text),
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
@@ -194,7 +217,7 @@ lms_status_t lms__parse_size(const char *what, const char *text,
   const char *p = text;
   while (is_digit(*p)) p++;
   if (p == text || (p[0] == '.' && !is_digit(p[1]))) {
-    lms__errf(err, "%s: '%s' is not a size; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is not a size; accepted: %s", what, Q(text),
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
@@ -205,7 +228,7 @@ lms_status_t lms__parse_size(const char *what, const char *text,
   char num[64];
   size_t n = (size_t)(p - text);
   if (n >= sizeof num) {
-    lms__errf(err, "%s: '%s' is too long a number; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is too long a number; accepted: %s", what, Q(text),
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
@@ -226,14 +249,14 @@ lms_status_t lms__parse_size(const char *what, const char *text,
   }
   if (mult == 0) {
     lms__errf(err, "%s: unknown unit '%s' in '%s'; accepted units: %s", what,
-              unit, text, SIZE_UNITS_TEXT);
+              Q(unit), Q(text), SIZE_UNITS_TEXT);
     return LMS_ERR_INVALID;
   }
   /* Sizes up to 2^50 are exact in a double, so the product rounds to the
    * byte that was meant ("1.5K" is exactly 1536). */
   double bytes = mantissa * (double)mult;
   if (bytes > (double)SIZE_MAX_BYTES) {
-    lms__errf(err, "%s: '%s' is more than 1 PiB; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is more than 1 PiB; accepted: %s", what, Q(text),
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
@@ -241,7 +264,7 @@ lms_status_t lms__parse_size(const char *what, const char *text,
    * rounding is refused alike (0.5 was once taken as 1 byte, 0.4 not). */
   uint64_t v = (uint64_t)(bytes + 0.5);
   if (bytes < 1.0) {
-    lms__errf(err, "%s: '%s' is less than 1 byte; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is less than 1 byte; accepted: %s", what, Q(text),
               FORM_SIZE);
     return LMS_ERR_INVALID;
   }
@@ -261,7 +284,7 @@ lms_status_t lms__parse_frac(const char *what, const char *text, double *out,
                   ((text[0] == '-' || text[0] == '+') &&
                    (is_digit(text[1]) || text[1] == '.'));
   if (!starts_ok) {
-    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, Q(text),
               FORM_FRAC);
     return LMS_ERR_INVALID;
   }
@@ -269,18 +292,18 @@ lms_status_t lms__parse_frac(const char *what, const char *text, double *out,
   char *end = NULL;
   double v = strtod(text, &end);
   if (end == text) {
-    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, Q(text),
               FORM_FRAC);
     return LMS_ERR_INVALID;
   }
   if (*end != '\0' || text[span] != '\0') {
     const char *junk = end != text && *end != '\0' ? end : text + span;
     lms__errf(err, "%s: '%s' has trailing junk '%s'; accepted: %s", what,
-              text, junk, FORM_FRAC);
+              Q(text), Q(junk), FORM_FRAC);
     return LMS_ERR_INVALID;
   }
   if (!(v >= 0.0 && v <= 1.0)) {
-    lms__errf(err, "%s: '%s' is outside 0..1; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is outside 0..1; accepted: %s", what, Q(text),
               FORM_FRAC);
     return LMS_ERR_INVALID;
   }
@@ -302,11 +325,11 @@ lms_status_t lms__parse_kb(const char *what, const char *text, int64_t *out,
     lms__errf(err,
               "%s: '%s' is out of range; accepted: only -1 (off) or a whole "
               "number >= 0 of KB",
-              what, text);
+              what, Q(text));
     return LMS_ERR_INVALID;
   }
   if (!is_digit(text[0])) {
-    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, text,
+    lms__errf(err, "%s: '%s' is not a number; accepted: %s", what, Q(text),
               FORM_KB);
     return LMS_ERR_INVALID;
   }
@@ -319,7 +342,7 @@ lms_status_t lms__parse_kb(const char *what, const char *text, int64_t *out,
     if (v > (KB_MAX - d) / 10) {
       lms__errf(err, "%s: '%s' is too large; accepted: -1 (off) or 0 to %lld "
                      "KB",
-                what, text, (long long)KB_MAX);
+                what, Q(text), (long long)KB_MAX);
       return LMS_ERR_INVALID;
     }
     v = v * 10 + d;
@@ -329,10 +352,10 @@ lms_status_t lms__parse_kb(const char *what, const char *text, int64_t *out,
       lms__errf(err,
                 "%s: '%s' has a unit; %s takes a whole number of KB with no "
                 "unit (8192 is 8 MiB), or -1 for off",
-                what, text, what);
+                what, Q(text), what);
     else
       lms__errf(err, "%s: '%s' is not a whole number; accepted: %s", what,
-                text, FORM_KB);
+                Q(text), FORM_KB);
     return LMS_ERR_INVALID;
   }
   *out = v;
@@ -358,7 +381,7 @@ lms_status_t lms__parse_bool(const char *what, const char *text, int *out,
   lms__errf(err,
             "%s: '%s' is not a boolean; accepted: 1, true, on, yes or 0, "
             "false, off, no",
-            what, text != NULL ? text : "");
+            what, Q(text != NULL ? text : ""));
   return LMS_ERR_INVALID;
 }
 
@@ -374,7 +397,7 @@ static lms_status_t parse_device(const char *what, const char *text,
       return LMS_OK;
     }
   }
-  lms__errf(err, "%s: unknown device '%s'; accepted: %s", what, text,
+  lms__errf(err, "%s: unknown device '%s'; accepted: %s", what, Q(text),
             FORM_DEVICE);
   return LMS_ERR_INVALID;
 }
@@ -390,6 +413,11 @@ static lms_status_t parse_link(const char *what, const char *text,
     *out = link;
     return LMS_OK;
   }
+  /* The link parser quotes the value whole (Note [Values quoted in
+   * messages]): a long one is worded again from its shortened form, which
+   * is no link either ("..." is in it), so that the message ends as it
+   * should. */
+  if (strlen(text) > QUOTE_MAX) lms__link_parse(Q(text), &link, msg);
   if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
     lms__errf(err, "%s:%s", what, msg + sizeof prefix - 1);
   else
@@ -407,7 +435,7 @@ static lms_status_t parse_name(const char *what, const char *text,
       return LMS_OK;
     }
   }
-  lms__errf(err, "%s: unknown value '%s'; accepted: %s", what, text, form);
+  lms__errf(err, "%s: unknown value '%s'; accepted: %s", what, Q(text), form);
   return LMS_ERR_INVALID;
 }
 
@@ -442,7 +470,7 @@ static lms_status_t parse_window(const char *what, const char *text,
     steps = steps * 10 + (uint64_t)(*p - '0');
     if (steps > 1000000) {
       lms__errf(err, "%s: '%s' asks for more than 1000000 steps of "
-                "lookahead; accepted: %s", what, text, FORM_WINDOW);
+                "lookahead; accepted: %s", what, Q(text), FORM_WINDOW);
       return LMS_ERR_INVALID;
     }
     p++;
@@ -462,7 +490,7 @@ static lms_status_t parse_window(const char *what, const char *text,
       double pct = strtod(num, &end);
       if (end == num || *end != '\0' || !(pct > 0.0) || pct > 100.0) {
         lms__errf(err, "%s: '%s': the percentage must be above 0 and at "
-                  "most 100; accepted: %s", what, text, FORM_WINDOW);
+                  "most 100; accepted: %s", what, Q(text), FORM_WINDOW);
         return LMS_ERR_INVALID;
       }
       w.percent = pct;
@@ -470,7 +498,7 @@ static lms_status_t parse_window(const char *what, const char *text,
       char msg[LMS__ERRBUF];
       if (lms__parse_size(what, second, &w.bytes, msg) != LMS_OK) {
         lms__errf(err, "%s: '%s': the second part is not a size or a "
-                  "percentage; accepted: %s", what, text, FORM_WINDOW);
+                  "percentage; accepted: %s", what, Q(text), FORM_WINDOW);
         return LMS_ERR_INVALID;
       }
     }
@@ -480,7 +508,7 @@ static lms_status_t parse_window(const char *what, const char *text,
   *out = w;
   return LMS_OK;
 bad:
-  lms__errf(err, "%s: '%s' is not a window; accepted: %s", what, text,
+  lms__errf(err, "%s: '%s' is not a window; accepted: %s", what, Q(text),
             FORM_WINDOW);
   return LMS_ERR_INVALID;
 }
@@ -506,8 +534,8 @@ static lms_status_t parse_log(const char *what, const char *text,
   }
   if (level < 0) {
     join_names(names, sizeof names, lms__log_level_names, LMS_LOG_LEVEL_COUNT);
-    lms__errf(err, "%s: unknown log level '%.*s'; accepted levels: %s", what,
-              (int)n, text, names);
+    lms__errf(err, "%s: unknown log level '%s'; accepted levels: %s", what,
+              QN(text, n), names);
     return LMS_ERR_INVALID;
   }
   unsigned mask = 0;
@@ -525,9 +553,9 @@ static lms_status_t parse_log(const char *what, const char *text,
       join_names(names, sizeof names, lms__log_subsys_names,
                  LMS_LOG_SUBSYS_COUNT);
       lms__errf(err,
-                "%s: unknown log subsystem '%.*s' in '%s'; accepted "
+                "%s: unknown log subsystem '%s' in '%s'; accepted "
                 "subsystems: %s",
-                what, (int)n, p, text, names);
+                what, QN(p, n), Q(text), names);
       return LMS_ERR_INVALID;
     }
     mask |= 1u << bit;
@@ -545,7 +573,7 @@ static lms_status_t parse_path(const char *what, const char *text, char *buf,
   if (text[0] == '-' && text[1] != '\0') {
     lms__errf(err, "%s: '%s' looks like an option, not a path; accepted: a "
                    "file path (./%s for a file of that name)",
-              what, text, text);
+              what, Q(text), Q(text));
     return LMS_ERR_INVALID;
   }
   size_t n = strlen(text);
@@ -572,8 +600,8 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
       lms__errf(err,
                 "%s: '%s' is not a fault list (at '%s'); accepted: OP:N[,OP:N] "
                 "with OP made of a-z, 0-9, _ and N a whole number >= 1, e.g. "
-                "malloc:3",
-                what, text, p);
+                "dev_alloc:3",
+                what, Q(text), Q(p));
       return LMS_ERR_INVALID;
     }
     q++;
@@ -585,13 +613,19 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
     }
     if (count < 1 || too_big || (*q != ',' && *q != '\0')) {
       lms__errf(err,
-                "%s: bad count in '%s' (at '%.*s'); accepted: OP:N with N a "
-                "whole number >= 1, e.g. malloc:3",
-                what, text, (int)(q - p), p);
+                "%s: bad count in '%s' (at '%s'); accepted: OP:N with N a "
+                "whole number >= 1, e.g. dev_alloc:3",
+                what, Q(text), QN(p, (size_t)(q - p)));
       return LMS_ERR_INVALID;
     }
     if (*q == '\0') break;
     p = q + 1;
+  }
+  if (strlen(text) >= size) {
+    lms__errf(err, "%s: the list is %zu characters long; at most %zu are "
+                   "accepted",
+              what, strlen(text), size - 1);
+    return LMS_ERR_INVALID;
   }
   return parse_path(what, text, buf, size, err);
 }
@@ -834,11 +868,12 @@ lms_status_t lms_options_parse_args(lms_options_t *opts, int *argc,
     if (a.cls == ARG_END) break;
     if (a.cls == ARG_WORD) continue;
     if (a.cls == ARG_UNKNOWN) {
-      lms__errf(opts->error, "unknown option '%s'; see 'lms --help'", a.what);
+      lms__errf(opts->error, "unknown option '%s'; see 'lms --help'",
+                Q(a.what));
       return LMS_ERR_INVALID;
     }
     if (a.cls == ARG_NO_VALUE) {
-      lms__errf(opts->error, "%s: missing value; accepted: %s", a.what,
+      lms__errf(opts->error, "%s: missing value; accepted: %s", Q(a.what),
                 g_meta[a.id].form);
       return LMS_ERR_INVALID;
     }
