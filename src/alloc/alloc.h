@@ -49,12 +49,17 @@ typedef struct lms__devcache {
   lms__block_t *pending;     /* free blocks waiting on an event, newest
                                 first */
   lms__block_t *pending_tail; /* ... and the oldest */
-  struct {
+  struct lms__pending_stream {
     void *stream;
     size_t n;
+    lms__block_t *newest, *oldest; /* the stream's own pending list */
   } pending_streams[8];       /* pending blocks with events, per stream
                                  (Note [Pending blocks in stream order]) */
   int pending_overflow;       /* more streams than that were seen */
+  lms__avl_t empty_ready;    /* segments that are one free block, */
+  lms__avl_t empty_pending;  /* ready or pending with an event, largest
+                                first (Note [Empty segments]) */
+  uint64_t segments_made;    /* numbers segments in the order made */
   lms__evpool_t events;      /* for pending blocks */
   char *err;                 /* the owner's last-error buffer */
   uint64_t last_wait_ns;     /* the longest wait the last allocation made

@@ -44,6 +44,9 @@ struct lms__segment {
   int small;    /* made for requests up to small_max */
   lms__block_t *first;
   lms__segment_t *prev, *next;
+  lms__avl_node_t enode; /* in empty_in while it is one free block */
+  lms__avl_t *empty_in;  /* dc->empty_ready, dc->empty_pending or NULL */
+  uint64_t seq;          /* the order it was made in */
 };
 
 struct lms__block {
@@ -51,6 +54,9 @@ struct lms__block {
   lms__segment_t *seg;
   lms__block_t *prev, *next;   /* neighbours by address */
   lms__block_t *pprev, *pnext; /* the pending list */
+  lms__block_t *sprev, *snext; /* its stream's pending list */
+  int slot;                    /* 1 + its stream's pending_streams index,
+                                  0 when in no stream's list */
   char *ptr;
   size_t size;
   int allocated;
@@ -81,6 +87,15 @@ static int cmp_pending(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   return cmp_free(a, b);
 }
 
+/* Empty segments, largest first, then the newest first (Note [Empty
+ * segments]). */
+static int cmp_empty(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const lms__segment_t *x = LMS__CONTAINER_OF(a, lms__segment_t, enode);
+  const lms__segment_t *y = LMS__CONTAINER_OF(b, lms__segment_t, enode);
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
 static int cmp_used(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
@@ -102,6 +117,8 @@ void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
   lms__avl_init(&dc->free_blocks, cmp_free);
   lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
+  lms__avl_init(&dc->empty_ready, cmp_empty);
+  lms__avl_init(&dc->empty_pending, cmp_empty);
 }
 
 static void device_error(lms__devcache_t *dc, const char *what) {
@@ -127,33 +144,39 @@ static void event_put(lms__devcache_t *dc, void *ev) {
 
 #define PENDING_STREAMS 8
 
-/* Counts b in (d = 1) or out (d = -1) of its stream's pending blocks. */
-static void pending_count(lms__devcache_t *dc, const lms__block_t *b, int d) {
-  if (b->event == NULL) return;
+/* The slot of b's stream among pending_streams, taking a free one for a
+ * stream that has none; -1 for a block without an event, or when every
+ * slot is another stream's (pending_overflow is then set). */
+static int pending_slot(lms__devcache_t *dc, const lms__block_t *b) {
+  if (b->event == NULL) return -1;
   int free_slot = -1;
   for (int i = 0; i < PENDING_STREAMS; i++) {
-    if (dc->pending_streams[i].n > 0 && dc->pending_streams[i].stream == b->stream) {
-      dc->pending_streams[i].n += (size_t)(ptrdiff_t)d;
-      return;
-    }
+    if (dc->pending_streams[i].n > 0 && dc->pending_streams[i].stream == b->stream)
+      return i;
     if (dc->pending_streams[i].n == 0 && free_slot < 0) free_slot = i;
   }
-  if (d > 0 && free_slot >= 0) {
-    dc->pending_streams[free_slot].stream = b->stream;
-    dc->pending_streams[free_slot].n = 1;
-  } else {
+  if (free_slot < 0) {
     dc->pending_overflow = 1;
+    return -1;
   }
-}
-
-static int pending_stream_count(const lms__devcache_t *dc) {
-  int n = 0;
-  for (int i = 0; i < PENDING_STREAMS; i++) n += dc->pending_streams[i].n > 0;
-  return n;
+  dc->pending_streams[free_slot].stream = b->stream;
+  dc->pending_streams[free_slot].newest = NULL;
+  dc->pending_streams[free_slot].oldest = NULL;
+  return free_slot;
 }
 
 static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
-  pending_count(dc, b, 1);
+  int i = pending_slot(dc, b);
+  b->slot = i + 1;
+  if (i >= 0) {
+    struct lms__pending_stream *ps = &dc->pending_streams[i];
+    ps->n++;
+    b->sprev = NULL;
+    b->snext = ps->newest;
+    if (ps->newest) ps->newest->sprev = b;
+    else ps->oldest = b;
+    ps->newest = b;
+  }
   b->pprev = NULL;
   b->pnext = dc->pending;
   if (dc->pending) dc->pending->pprev = b;
@@ -162,7 +185,16 @@ static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
 }
 
 static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
-  pending_count(dc, b, -1);
+  if (b->slot > 0) {
+    struct lms__pending_stream *ps = &dc->pending_streams[b->slot - 1];
+    ps->n--;
+    if (b->sprev) b->sprev->snext = b->snext;
+    else ps->newest = b->snext;
+    if (b->snext) b->snext->sprev = b->sprev;
+    else ps->oldest = b->sprev;
+    b->sprev = b->snext = NULL;
+    b->slot = 0;
+  }
   if (b->pprev) b->pprev->pnext = b->pnext;
   else dc->pending = b->pnext;
   if (b->pnext) b->pnext->pprev = b->pprev;
@@ -187,12 +219,46 @@ static lms__avl_t *tree_of(lms__devcache_t *dc, const lms__block_t *b) {
   return b->pending ? &dc->pending_blocks : &dc->free_blocks;
 }
 
+/* Note [Empty segments]
+ * In paged mode a large request that finds no free segment of its size
+ * returns free segments to the device until the budget has room: the
+ * largest ready one first, else, for a stream, the largest pending one
+ * with an event.  A walk of every segment for it cost O(segments) an
+ * allocation, and with one segment a resident large chunk, at 200,000
+ * references an iteration that walk was the allocator's largest cost.  So
+ * a segment that is one free block is also in empty_ready or
+ * empty_pending (as its block is ready, or pending with an event), by
+ * size, largest first, then newest first, as the walk of the newest-first
+ * segment list chose: O(log n) to keep and to find.  The trees follow the
+ * free trees: a block entering one may make its segment empty, and a
+ * block leaving one makes it not. */
+static void empty_leave(lms__devcache_t *dc, lms__segment_t *sg) {
+  (void)dc;
+  if (sg->empty_in == NULL) return;
+  lms__avl_remove(sg->empty_in, &sg->enode);
+  sg->empty_in = NULL;
+}
+
+static void empty_enter(lms__devcache_t *dc, lms__block_t *b) {
+  lms__segment_t *sg = b->seg;
+  empty_leave(dc, sg);
+  if (b != sg->first || b->next != NULL || b->allocated) return;
+  lms__avl_t *t = !b->pending ? &dc->empty_ready
+                  : b->event != NULL ? &dc->empty_pending
+                                     : NULL;
+  if (t == NULL) return;
+  lms__avl_insert(t, &sg->enode);
+  sg->empty_in = t;
+}
+
 static void free_insert(lms__devcache_t *dc, lms__block_t *b) {
   lms__avl_insert(tree_of(dc, b), &b->node);
+  empty_enter(dc, b);
 }
 
 static void free_remove(lms__devcache_t *dc, lms__block_t *b) {
   lms__avl_remove(tree_of(dc, b), &b->node);
+  empty_leave(dc, b->seg);
 }
 
 static int ready_free(const lms__block_t *b) {
@@ -239,14 +305,32 @@ static void make_ready(lms__devcache_t *dc, lms__block_t *b) {
  * pending list is walked oldest first, and once one block of a stream is
  * not ready, the newer blocks of that stream are not asked: a walk costs
  * the blocks made ready plus one query per stream, not one query per
- * pending block (with the host far ahead of the device, thousands).  The
- * pending blocks are counted per stream, so the walk ends once every
- * stream that has some is found behind. */
+ * pending block (with the host far ahead of the device, thousands).  Each
+ * stream with pending blocks (up to PENDING_STREAMS of them) also keeps
+ * its own list, oldest last, so the blocks of a stream found behind are
+ * not even passed over: with one stream far behind and another with a
+ * few blocks, a walk of the shared list passed every block of the first.
+ * Past PENDING_STREAMS streams, the shared list is walked as before. */
 static void process_pending(lms__devcache_t *dc) {
+  if (!dc->pending_overflow) {
+    for (int i = 0; i < PENDING_STREAMS; i++) {
+      while (dc->pending_streams[i].n > 0) {
+        lms__block_t *b = dc->pending_streams[i].oldest;
+        lms_status_t st = dc->dev->ops->event_query(dc->dev, b->event);
+        if (st == LMS_OK) {
+          make_ready(dc, b); /* unlinks b */
+          continue;
+        }
+        if (st != LMS_NOT_READY)
+          device_error(dc, "event_query for a freed block");
+        break;
+      }
+    }
+    return;
+  }
   void *waiting[PENDING_STREAMS];
   int nwaiting = 0;
-  int streams = dc->pending_overflow ? PENDING_STREAMS + 1
-                                     : pending_stream_count(dc);
+  int streams = PENDING_STREAMS + 1;
   lms__block_t *newer;
   for (lms__block_t *b = dc->pending_tail; b != NULL && nwaiting < streams;
        b = newer) {
@@ -403,6 +487,7 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
   s->base = base;
   s->size = seg;
   s->small = size <= dc->small_max;
+  s->seq = ++dc->segments_made;
   s->first = b;
   s->next = dc->segments;
   if (dc->segments) dc->segments->prev = s;
@@ -604,16 +689,10 @@ static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
 /* A free whole-segment block to return: a ready one first, the largest;
  * else, for a stream, a pending one. */
 static lms__block_t *segment_to_return(lms__devcache_t *dc, void *stream) {
-  lms__block_t *best = NULL;
-  for (lms__segment_t *sg = dc->segments; sg != NULL; sg = sg->next) {
-    lms__block_t *b = sg->first;
-    if (b->allocated || b->next != NULL || sg->used != 0) continue;
-    if (b->pending && (stream == NULL || b->event == NULL)) continue;
-    if (best == NULL || (best->pending && !b->pending) ||
-        (best->pending == b->pending && b->size > best->size))
-      best = b;
-  }
-  return best;
+  /* Note [Empty segments]. */
+  lms__avl_node_t *n = lms__avl_first(&dc->empty_ready);
+  if (n == NULL && stream != NULL) n = lms__avl_first(&dc->empty_pending);
+  return n != NULL ? LMS__CONTAINER_OF(n, lms__segment_t, enode)->first : NULL;
 }
 
 /* The free whole large segment of exactly `want` bytes at the lowest
@@ -884,10 +963,12 @@ void lms__devcache_fini(lms__devcache_t *dc) {
   lms__avl_init(&dc->free_blocks, cmp_free);
   lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
+  lms__avl_init(&dc->empty_ready, cmp_empty);
+  lms__avl_init(&dc->empty_pending, cmp_empty);
 }
 
 int lms__devcache_check(const lms__devcache_t *dc) {
-  size_t nfree = 0, nused = 0;
+  size_t nfree = 0, nused = 0, nempty = 0;
   uint64_t res = 0, alloc = 0;
   for (const lms__segment_t *s = dc->segments; s != NULL; s = s->next) {
     char *at = s->base;
@@ -905,6 +986,14 @@ int lms__devcache_check(const lms__devcache_t *dc) {
       }
     }
     if (at != s->base + s->size || used != s->used) return -4;
+    const lms__block_t *f = s->first;
+    const lms__avl_t *want =
+        f->next != NULL || f->allocated ? NULL
+        : !f->pending                   ? &dc->empty_ready
+        : f->event != NULL              ? &dc->empty_pending
+                                        : NULL;
+    if (s->empty_in != want) return -8;
+    nempty += want != NULL;
     res += s->size;
     alloc += used;
   }
@@ -917,5 +1006,23 @@ int lms__devcache_check(const lms__devcache_t *dc) {
   if (res != (uint64_t)dc->stats->device_reserved.current ||
       alloc != (uint64_t)dc->stats->device_allocated.current)
     return -7;
+  if (nempty != dc->empty_ready.count + dc->empty_pending.count ||
+      lms__avl_check(&dc->empty_ready) || lms__avl_check(&dc->empty_pending))
+    return -8;
+  /* Each stream's pending list holds its counted blocks, oldest last. */
+  for (int i = 0; i < PENDING_STREAMS; i++) {
+    size_t n = 0;
+    const lms__block_t *prev = NULL;
+    for (const lms__block_t *b = dc->pending_streams[i].newest; b != NULL;
+         b = b->snext) {
+      if (b->slot != i + 1 || !b->pending || b->event == NULL ||
+          b->stream != dc->pending_streams[i].stream || b->sprev != prev)
+        return -9;
+      prev = b;
+      n++;
+    }
+    if (n != dc->pending_streams[i].n || dc->pending_streams[i].oldest != prev)
+      return -9;
+  }
   return 0;
 }
