@@ -81,7 +81,9 @@ static void rnd_name(char *out, size_t max) {
 
 /* A valid workload of a few hundred chunks and steps, with names of every
  * length, sizes and times up to their limits, and one step that names
- * every chunk (so that it needs refs lines). */
+ * every chunk (so that it needs refs lines).  One chunk has the largest
+ * size, named at most 9 times, and the others at most 64 GiB, so that the
+ * totals stay within theirs (Note [Workload totals]). */
 static void random_workload(lms__workload_t *w, uint64_t seed) {
   rng = seed;
   char name[64];
@@ -89,7 +91,7 @@ static void random_workload(lms__workload_t *w, uint64_t seed) {
   lms__wl_init(w, name);
   uint32_t nchunks = 300 + (uint32_t)(rnd() % 200);
   for (uint32_t i = 0; i < nchunks; i++) {
-    uint64_t size = rnd() % LMS__WL_MAX_SIZE + 1;
+    uint64_t size = rnd() % (LMS__WL_MAX_SIZE >> 12) + 1;
     if (i == 0) size = 1;
     if (i == 1) size = LMS__WL_MAX_SIZE;
     if (rnd() % 2) size %= 1u << 20;
@@ -101,6 +103,7 @@ static void random_workload(lms__workload_t *w, uint64_t seed) {
   uint32_t nsteps = 200 + (uint32_t)(rnd() % 300);
   uint32_t *order = malloc(nchunks * sizeof *order);
   cr_assert(ne(ptr, order, NULL));
+  uint32_t largest_named = 0;
   for (uint32_t s = 0; s < nsteps; s++) {
     uint64_t ns = rnd() % (LMS__WL_MAX_STEP_NS + 1);
     if (s == 0) ns = 0;
@@ -115,6 +118,7 @@ static void random_workload(lms__workload_t *w, uint64_t seed) {
       uint32_t t = order[i];
       order[i] = order[j];
       order[j] = t;
+      if (order[i] == 1 && n != nchunks && ++largest_named > 8) continue;
       cr_assert(eq(int, lms__wl_add_ref(w, order[i], 1 + (unsigned)(rnd() % 3)),
                    LMS_OK));
     }
@@ -642,4 +646,242 @@ Test(trace_read, messages_name_the_path) {
   cr_assert(ne(ptr, strstr(err, ":2: chunk size '-5' is negative; accepted: "
                                 "a decimal number from 1 to 281474976710656"),
                NULL), "%s", err);
+}
+
+/* ---- Hostile but valid input ------------------------------------------- */
+
+/* Text built with printf-style appends, for traces too long for a table. */
+typedef struct text {
+  char *buf;
+  size_t len;
+  FILE *f;
+} text_t;
+
+static void text_open(text_t *t) {
+  t->buf = NULL;
+  t->len = 0;
+  t->f = open_memstream(&t->buf, &t->len);
+  cr_assert(ne(ptr, t->f, NULL));
+}
+
+static lms_status_t text_read(text_t *t, lms__workload_t *w, char *err) {
+  cr_assert(eq(int, fflush(t->f), 0));
+  return read_text(t->buf, t->len, w, err);
+}
+
+static void text_close(text_t *t) {
+  fclose(t->f);
+  free(t->buf);
+}
+
+/* n IDs below 2^31 that the reader's old hash (id * 2654435761, folded
+ * by h ^ (h >> 16)) sent to the first slots of a table of 2^bits: each
+ * is the ID whose hash is (hi << bits) | lo for the smallest lo.  The fold
+ * is its own inverse and 244002641 is 2654435761's inverse mod 2^32, so
+ * the IDs are distinct. */
+static void old_hash_ids(uint32_t *ids, uint32_t n, unsigned bits) {
+  uint32_t got = 0;
+  for (uint32_t lo = 0; got < n; lo++) {
+    for (uint64_t hi = 0; hi < (1ull << (32 - bits)) && got < n; hi++) {
+      uint32_t g = (uint32_t)(hi << bits) | lo;
+      uint32_t id = (g ^ (g >> 16)) * 244002641u;
+      if (id <= 2147483647u) ids[got++] = id;
+    }
+  }
+}
+
+static unsigned access_of(uint32_t i) { return 1 + i % 3; }
+static const char *access_tag_of(uint32_t i) {
+  static const char *const tags[] = {"r", "w", "rw"};
+  return tags[i % 3];
+}
+
+/* 32,768 IDs chosen so that a fixed hash (the one the reader used) sends
+ * them all to one slot, declared and then named in another order: every
+ * chunk keeps its size and every reference finds its chunk, and the IDs
+ * that collide are still told apart when one is declared twice or one
+ * never declared is named.  (On the old hash this read took seconds; Note
+ * [Chunk IDs].) */
+Test(trace_read, ids_chosen_to_collide) {
+  enum { N = 1 << 15 };
+  uint32_t *ids = malloc((N + 1) * sizeof *ids);
+  cr_assert(ne(ptr, ids, NULL));
+  old_hash_ids(ids, N + 1, 16); /* 16: the table's size for N IDs */
+  text_t t;
+  text_open(&t);
+  fputs(HDR, t.f);
+  for (uint32_t i = 0; i < N; i++)
+    fprintf(t.f, "chunk %u %u c%u persistent\n", ids[i], 1 + i, i);
+  /* Steps of 100 references, from the last chunk declared to the first. */
+  for (uint32_t k = 0; k < N; k++) {
+    uint32_t i = N - 1 - k;
+    if (k % 100 == 0) fprintf(t.f, "%sstep %u s%u", k ? "\n" : "", k, k);
+    fprintf(t.f, " %s:%u", access_tag_of(i), ids[i]);
+  }
+  fputc('\n', t.f);
+  lms__workload_t w;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, text_read(&t, &w, err), LMS_OK), "%s", err);
+  cr_assert(eq(u32, w.nchunks, N));
+  cr_assert(eq(u32, w.nrefs, N));
+  cr_assert(eq(u32, w.nsteps, (N + 99) / 100));
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert(eq(u64, w.chunks[i].size, 1 + i), "chunk %u", i);
+  for (uint32_t k = 0; k < N; k++) {
+    uint32_t i = N - 1 - k;
+    assert_ref(&w, k / 100, k % 100, i, access_of(i));
+  }
+  lms__wl_free(&w);
+
+  /* One of the colliding IDs declared again ... */
+  char *base = t.buf;
+  size_t base_len = t.len;
+  text_t bad;
+  text_open(&bad);
+  fwrite(base, 1, base_len, bad.f);
+  fprintf(bad.f, "chunk %u 1 again persistent\n", ids[N / 2]);
+  cr_assert(eq(int, text_read(&bad, &w, err), LMS_ERR_INVALID));
+  char want[128];
+  snprintf(want, sizeof want, "chunk ID %u is declared twice (first on "
+           "line %u)", ids[N / 2], 2 + N / 2);
+  cr_assert(ne(ptr, strstr(err, want), NULL), "%s", err);
+  text_close(&bad);
+  /* ... and one that collides with them all but was never declared. */
+  text_open(&bad);
+  fwrite(base, 1, base_len, bad.f);
+  fprintf(bad.f, "step 1 late r:%u\n", ids[N]);
+  cr_assert(eq(int, text_read(&bad, &w, err), LMS_ERR_INVALID));
+  snprintf(want, sizeof want, "names chunk %u, which no chunk line above "
+           "declares", ids[N]);
+  cr_assert(ne(ptr, strstr(err, want), NULL), "%s", err);
+  text_close(&bad);
+  text_close(&t);
+  free(ids);
+}
+
+/* One step naming 65,536 chunks (on refs lines, as the writer breaks it)
+ * and the next naming them all again, backwards: every reference is kept,
+ * in order, with its own access, none merged into the step before; and
+ * a chunk named twice at the very end of the wide step is still caught. */
+Test(trace_read, a_step_naming_65536_chunks) {
+  enum { N = 1 << 16 };
+  text_t t;
+  text_open(&t);
+  fputs(HDR, t.f);
+  for (uint32_t i = 0; i < N; i++)
+    fprintf(t.f, "chunk %u 4096 - transient\n", 3 * i);
+  fputs("step 1 wide", t.f);
+  for (uint32_t i = 0; i < N; i++) {
+    if (i > 0 && i % 256 == 0) fputs("\nrefs", t.f);
+    fprintf(t.f, " %s:%u", access_tag_of(i), 3 * i);
+  }
+  fputs("\nstep 2 back", t.f);
+  for (uint32_t k = 0; k < N; k++) {
+    if (k > 0 && k % 256 == 0) fputs("\nrefs", t.f);
+    fprintf(t.f, " %s:%u", access_tag_of(k + 1), 3 * (N - 1 - k));
+  }
+  fputc('\n', t.f);
+  lms__workload_t w;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, text_read(&t, &w, err), LMS_OK), "%s", err);
+  cr_assert(eq(u32, w.nsteps, 2));
+  cr_assert(eq(u32, w.steps[0].nrefs, N));
+  cr_assert(eq(u32, w.steps[1].nrefs, N));
+  cr_assert(eq(u32, w.nrefs, 2 * N));
+  for (uint32_t i = 0; i < N; i++) {
+    assert_ref(&w, 0, i, i, access_of(i));
+    assert_ref(&w, 1, i, N - 1 - i, access_of(i + 1));
+  }
+  lms__wl_free(&w);
+  text_close(&t);
+
+  /* The wide step naming its first chunk again on its last line. */
+  text_open(&t);
+  fputs(HDR, t.f);
+  for (uint32_t i = 0; i < N; i++)
+    fprintf(t.f, "chunk %u 4096 - persistent\n", i);
+  fputs("step 1 wide", t.f);
+  for (uint32_t i = 0; i < N; i++) {
+    if (i > 0 && i % 256 == 0) fputs("\nrefs", t.f);
+    fprintf(t.f, " r:%u", i);
+  }
+  fputs("\nrefs w:0\n", t.f);
+  cr_assert(eq(int, text_read(&t, &w, err), LMS_ERR_INVALID));
+  char want[64];
+  snprintf(want, sizeof want, "t:%u: the step names chunk 0 twice",
+           1 + N + N / 256 + 1);
+  cr_assert(ne(ptr, strstr(err, want), NULL), "%s", err);
+  assert_empty(&w);
+  text_close(&t);
+}
+
+/* Reads t, which must fail at `line` with `word` in the message. */
+static void assert_refused(text_t *t, unsigned line, const char *word) {
+  lms__workload_t w;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, text_read(t, &w, err), LMS_ERR_INVALID), "%s", word);
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "t:%u: ", line);
+  cr_assert(eq(int, strncmp(err, prefix, strlen(prefix)), 0),
+            "expected '%s...', got '%s'", prefix, err);
+  cr_assert(ne(ptr, strstr(err, word), NULL), "expected '%s' in '%s'", word,
+            err);
+  assert_empty(&w);
+}
+
+static void assert_reads(text_t *t) {
+  lms__workload_t w;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, text_read(t, &w, err), LMS_OK), "%s", err);
+  lms__wl_free(&w);
+}
+
+/* Chunks of 1 PiB in all read; one byte more is refused at its line,
+ * naming the limit (the largest chunks, 65,536 of them, once added up to
+ * 0 bytes). */
+Test(trace_read, chunks_past_1_PiB_in_all) {
+  text_t t;
+  text_open(&t);
+  fputs(HDR, t.f);
+  for (int i = 0; i < 4; i++)
+    fprintf(t.f, "chunk %d 281474976710656 big persistent\n", i);
+  fputs("step 1 s r:0 r:1 r:2 r:3\n", t.f);
+  assert_reads(&t);
+  fputs("chunk 4 1 one-more persistent\n", t.f);
+  assert_refused(&t, 7, "chunk size 1 brings the trace's chunks to more "
+                 "than 1125899906842624 bytes (1 PiB) in all; accepted: "
+                 "chunk sizes summing to at most 1125899906842624");
+  text_close(&t);
+}
+
+/* Steps of 10^7 s in all read; 1 ns more is refused at its line (1.9
+ * million of the longest steps once wrapped the sum and printed a time of
+ * 553255926290.4 ms). */
+Test(trace_read, compute_past_10_million_s_in_all) {
+  text_t t;
+  text_open(&t);
+  fputs(HDR CHUNK0, t.f);
+  for (int i = 0; i < 1000; i++) fputs("step 10000000000000 s r:0\n", t.f);
+  assert_reads(&t);
+  fputs("step 1 one-more\n", t.f);
+  assert_refused(&t, 1003, "step time 1 brings the trace's compute to more "
+                 "than 10000000000000000 ns (10^7 s) in all; accepted: step "
+                 "times summing to at most 10000000000000000 ns");
+  text_close(&t);
+}
+
+/* Steps naming 4 PiB in all read, each step counting its chunks; one
+ * reference more is refused at its line. */
+Test(trace_read, steps_naming_past_4_PiB_in_all) {
+  text_t t;
+  text_open(&t);
+  fputs(HDR "chunk 0 281474976710656 big persistent\n", t.f);
+  for (int i = 0; i < 16; i++) fputs("step 1 s rw:0\n", t.f);
+  assert_reads(&t);
+  fputs("step 1 s r:0\n", t.f);
+  assert_refused(&t, 19, "reference 'r:0' brings the bytes the steps name "
+                 "to more than 4503599627370496 (4 PiB) in all, each step "
+                 "counting the chunks it names; accepted: at most "
+                 "4503599627370496");
+  text_close(&t);
 }

@@ -484,3 +484,143 @@ Test(dead_after, googlenet_training_blobs, .fini = wl_down) {
   cr_assert(gt(u32, diffs, 100));
   free(marks);
 }
+
+/* ---- Building and checking at scale ------------------------------------ */
+
+static void validate_ok(const lms__workload_t *w) {
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__wl_validate(w, err), LMS_OK), "%s", err);
+}
+
+static void validate_refuses(const lms__workload_t *w, const char *word) {
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__wl_validate(w, err), LMS_ERR_INVALID), "%s", word);
+  cr_assert(ne(ptr, strstr(err, word), NULL), "expected '%s' in '%s'", word,
+            err);
+}
+
+/* One step naming 65,536 chunks, each twice with its accesses merged;
+ * then a step naming them again, which merges nothing into the step
+ * before; then chunks declared after the steps began, named at once.
+ * validate accepts it, and catches a chunk named twice at the step's very
+ * end (put there by hand: lms__wl_add_ref would merge it). */
+Test(wide_step, merges_in_its_own_step_only, .fini = wl_down) {
+  enum { N = 1 << 16 };
+  lms__wl_init(&wl, "wide");
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&wl, 1 + i, 0, "", NULL), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "wide"), LMS_OK));
+  for (uint32_t i = 0; i < N; i++)
+    cr_assert(eq(int, lms__wl_add_ref(&wl, i, i % 2 ? LMS_ACCESS_READ
+                                                     : LMS_ACCESS_WRITE),
+                 LMS_OK));
+  for (uint32_t k = 0; k < N; k++) {
+    uint32_t i = N - 1 - k;
+    cr_assert(eq(int, lms__wl_add_ref(&wl, i, i % 3 ? LMS_ACCESS_READ
+                                                     : LMS_ACCESS_WRITE),
+                 LMS_OK));
+  }
+  cr_assert(eq(u32, wl.nrefs, N), "every second naming was merged");
+  cr_assert(eq(u32, wl.steps[0].nrefs, N));
+  for (uint32_t i = 0; i < N; i++) {
+    unsigned want = (i % 2 ? LMS_ACCESS_READ : LMS_ACCESS_WRITE) |
+                    (i % 3 ? LMS_ACCESS_READ : LMS_ACCESS_WRITE);
+    cr_assert(eq(u32, wl.refs[i].chunk, i));
+    cr_assert(eq(uint, wl.refs[i].access, want), "chunk %u", i);
+  }
+  validate_ok(&wl);
+
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "again"), LMS_OK));
+  for (uint32_t i = 0; i < N; i += 2)
+    cr_assert(eq(int, lms__wl_add_ref(&wl, i, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u32, wl.nrefs, N + N / 2), "nothing merged across steps");
+  cr_assert(eq(uint, wl.refs[0].access, LMS_ACCESS_WRITE),
+            "the step before keeps its access");
+  cr_assert(eq(uint, wl.refs[N].access, LMS_ACCESS_READ));
+
+  uint32_t late;
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 7, 1, "late", &late), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, late, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, late, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u32, wl.nrefs, N + N / 2 + 1));
+  cr_assert(eq(uint, wl.refs[N + N / 2].access, LMS_ACCESS_RW));
+  validate_ok(&wl);
+
+  wl.refs[N - 1].chunk = 0; /* step 0 names chunk 0 first and last */
+  validate_refuses(&wl, "step 0 ('wide') names chunk 0 twice");
+}
+
+/* The totals of Note [Workload totals]: each accepted at its limit and
+ * refused one past it, with the limit named. */
+Test(totals, chunks_of_1_PiB_in_all, .fini = wl_down) {
+  lms__wl_init(&wl, "big");
+  for (int i = 0; i < 4; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", NULL),
+                 LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  validate_ok(&wl);
+  cr_assert(eq(u64, lms__wl_chunk_bytes(&wl), LMS__WL_MAX_TOTAL_BYTES));
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, 1, 0, "", NULL), LMS_OK));
+  validate_refuses(&wl, "workload 'big': chunks 0 to 4 hold more than "
+                   "1125899906842624 bytes (1 PiB) in all; accepted: chunk "
+                   "sizes summing to at most 1125899906842624");
+}
+
+/* 65,536 chunks of the largest size once added up to 0, and a step
+ * naming them all to 0 bytes too: the sums saturate, and validate
+ * refuses. */
+Test(totals, sums_saturate_rather_than_wrap, .fini = wl_down) {
+  lms__wl_init(&wl, "wraps");
+  for (int i = 0; i < 65536; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", NULL),
+                 LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  for (uint32_t i = 0; i < 65536; i++)
+    cr_assert(eq(int, lms__wl_add_ref(&wl, i, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(u64, lms__wl_chunk_bytes(&wl), UINT64_MAX));
+  cr_assert(eq(u64, lms__wl_max_step_bytes(&wl), UINT64_MAX));
+  validate_refuses(&wl, "(1 PiB)");
+}
+
+Test(totals, compute_of_10_million_s_in_all, .fini = wl_down) {
+  lms__wl_init(&wl, "slow");
+  for (int i = 0; i < 1000; i++)
+    cr_assert(eq(int, lms__wl_add_step(&wl, LMS__WL_MAX_STEP_NS, "s"),
+                 LMS_OK));
+  validate_ok(&wl);
+  cr_assert(eq(u64, lms__wl_compute_ns(&wl), LMS__WL_MAX_TOTAL_NS));
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  validate_refuses(&wl, "workload 'slow': steps 0 to 1000 compute for more "
+                   "than 10000000000000000 ns (10^7 s) in all; accepted: "
+                   "step times summing to at most 10000000000000000 ns");
+  /* A step time past its own limit, set by hand, is refused too. */
+  wl.nsteps = 1;
+  wl.steps[0].compute_ns = LMS__WL_MAX_STEP_NS + 1;
+  validate_refuses(&wl, "step 0 ('s') has compute time 10000000000001 ns; "
+                   "accepted: 0 to 10000000000000 ns");
+}
+
+Test(totals, steps_naming_4_PiB_in_all, .fini = wl_down) {
+  lms__wl_init(&wl, "busy");
+  uint32_t big;
+  cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", &big),
+               LMS_OK));
+  for (int i = 0; i < 16; i++) {
+    cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(&wl, big, LMS_ACCESS_RW), LMS_OK));
+  }
+  validate_ok(&wl);
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&wl, big, LMS_ACCESS_READ), LMS_OK));
+  validate_refuses(&wl, "workload 'busy': steps 0 to 16 name more than "
+                   "4503599627370496 bytes (4 PiB) in all, each step "
+                   "counting the chunks it names; accepted: at most "
+                   "4503599627370496");
+  /* The writer checks first, and refuses what the reader would. */
+  char err[LMS__ERRBUF];
+  FILE *f = tmpfile();
+  cr_assert(ne(ptr, f, NULL));
+  cr_assert(eq(int, lms__trace_write_file(f, &wl, err), LMS_ERR_INVALID));
+  fclose(f);
+  cr_assert(ne(ptr, strstr(err, "(4 PiB)"), NULL), "%s", err);
+}

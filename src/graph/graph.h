@@ -11,7 +11,10 @@
  * 1 <= size <= LMS__WL_MAX_SIZE; every reference names an existing chunk
  * with a non-empty access mask of LMS_ACCESS_READ and LMS_ACCESS_WRITE;
  * steps' references are contiguous in `refs`, in step order; a step names
- * a chunk at most once; a transient chunk is used by at least one step. */
+ * a chunk at most once; a transient chunk is used by at least one step;
+ * the chunks' sizes, the bytes each step names summed over the steps, and
+ * the steps' compute times sum to at most LMS__WL_MAX_TOTAL_BYTES,
+ * LMS__WL_MAX_NAMED_BYTES and LMS__WL_MAX_TOTAL_NS. */
 #ifndef LMS_GRAPH_GRAPH_H
 #define LMS_GRAPH_GRAPH_H
 
@@ -27,6 +30,13 @@
 #define LMS__WL_MAX_SIZE (1ull << 48)
 /* 10,000 s: the longest step a trace may declare. */
 #define LMS__WL_MAX_STEP_NS 10000000000000ull
+/* Totals over one iteration (Note [Workload totals] in workload.c):
+ * 1 PiB of chunks in all, the largest capacity lms accepts; 4 PiB named by
+ * the steps in all, each step counting each chunk it names; 10^7 s (about
+ * 116 days, a thousand of the longest steps) of compute in all. */
+#define LMS__WL_MAX_TOTAL_BYTES (1ull << 50)
+#define LMS__WL_MAX_NAMED_BYTES (1ull << 52)
+#define LMS__WL_MAX_TOTAL_NS 10000000000000000ull
 
 typedef struct lms__wl_chunk {
   uint64_t size;
@@ -60,6 +70,11 @@ typedef struct lms__workload {
   uint32_t nsteps, steps_cap;
   lms__wl_ref_t *refs;
   uint32_t nrefs, refs_cap;
+  /* Per chunk, 1 + the index in refs of its latest reference, 0 if none
+   * (last_ref_cap entries): lms__wl_add_ref finds a chunk the step already
+   * names without scanning the step.  Kept by lms__wl_add_ref alone. */
+  uint32_t *last_ref;
+  uint32_t last_ref_cap;
   /* Description and model parameters of built-in workloads (0 if unknown). */
   uint64_t flops;          /* per iteration */
   double device_flops;     /* the modelled device speed, FLOP/s */
@@ -75,7 +90,8 @@ lms_status_t lms__wl_add_chunk(lms__workload_t *w, uint64_t size,
 lms_status_t lms__wl_add_step(lms__workload_t *w, uint64_t compute_ns,
                               const char *name);
 /* Adds a reference to the last step.  A chunk named twice in one step has
- * its access masks merged. */
+ * its access masks merged.  Takes constant time, however many chunks the
+ * step names. */
 lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
                              unsigned access);
 /* Note [Dead after the last use] in workload.c: marks the last use in an
@@ -92,11 +108,13 @@ lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);
 void lms__wl_set_speed(lms__workload_t *w, const uint64_t *base,
                        double base_flops, double speedup);
 
-/* Sums over one iteration. */
+/* Sums over one iteration; within the limits above for a valid workload,
+ * UINT64_MAX for one whose sum would not fit. */
 uint64_t lms__wl_compute_ns(const lms__workload_t *w);
 uint64_t lms__wl_chunk_bytes(const lms__workload_t *w);
 /* The most bytes any single step references: a device smaller than this
- * cannot run the workload at all. */
+ * cannot run the workload at all.  Like the sums, at most
+ * LMS__WL_MAX_TOTAL_BYTES for a valid workload. */
 uint64_t lms__wl_max_step_bytes(const lms__workload_t *w);
 
 /* ---- Built-in workloads (workloads.c) ---------------------------------- */

@@ -12,11 +12,14 @@
  * gives a workload that lms__wl_validate accepts; the writer writes only
  * workloads that lms__wl_validate accepts, so whatever it writes reads
  * back, equal up to the replacement of characters outside the name
- * alphabet. */
+ * alphabet.  Reading takes time linear in the input, whatever IDs it
+ * chooses and however many chunks one step names. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "graph/graph.h"
 
@@ -57,7 +60,32 @@
  * is reported where it was declared, rather than at the end of the file),
  * and the number of the last step that named it: one comparison finds a
  * chunk named twice in a step, and a zero at the end marks a chunk no step
- * used. */
+ * used.
+ *
+ * The file chooses the IDs, so the table's hash must be one the file
+ * cannot aim at.  A fixed hash cannot be: the multiplicative hash this
+ * table once used is a bijection anyone can invert, and a million IDs
+ * picked to start their probes within a thousand slots of each other made
+ * linear probing quadratic (a hundred thousand took 20 s to read; a
+ * million had not finished after 400 s).  Even a strong but public hash
+ * is only slower to aim at: among 2^31 IDs there are a million whose
+ * hashes fall in any window of a thousand slots.  So each reader draws a
+ * 128-bit key from the operating system (getentropy) and hashes with
+ * SipHash-1-3 under it, a keyed function designed so that without the
+ * key its outputs cannot be told from random ones: whatever the IDs, the
+ * probe sequences are those of random hashing, with the table at most
+ * half full, an expected 1.5 probes to find an ID and 2.5 to find it
+ * absent, and long probes as unlikely as for random IDs.  Should the
+ * system give no randomness, the key comes from the clock and addresses,
+ * which a file cannot know in advance either.  The cost is four SipHash rounds per lookup, a few
+ * nanoseconds beside the microsecond or so it takes to parse a line
+ * (bench/bench_trace.c reads a million sequential IDs as fast as the
+ * fixed hash did).  A structure with a worst case bounded by construction
+ * was weighed: sorting the IDs once needs them all before the first
+ * lookup, but steps may come between chunk lines and a trace may be read
+ * from a pipe; a search tree over 31-bit IDs would take some twenty
+ * dependent loads per lookup, several times the hash's cost on every
+ * trace. */
 
 typedef struct reader {
   FILE *f;
@@ -67,6 +95,7 @@ typedef struct reader {
   unsigned long long line; /* the line being parsed, from 1 */
   char *buf;               /* MAX_LINE + 2 bytes */
   /* ID -> index (Note [Chunk IDs]); keys hold ID + 1 so that 0 is empty. */
+  uint64_t key[2]; /* the hash's key, drawn for each read */
   uint32_t *keys, *vals;
   uint32_t map_cap, map_len;
   /* Per chunk index, aux_cap entries. */
@@ -74,6 +103,8 @@ typedef struct reader {
   unsigned long long *decl_line;
   uint32_t *last_step; /* 1 + the step that last named it; 0 if none */
   uint32_t aux_cap;
+  /* Totals so far, kept within the limits of Note [Workload totals]. */
+  uint64_t total_bytes, named_bytes, total_ns;
   unsigned long long header_line, workload_line;
   int seen_record;   /* a chunk or step line has been read */
   int in_step;       /* the last record was a step or refs line */
@@ -263,16 +294,61 @@ static lms_status_t parse_name(reader_t *r, const char *tok, const char *what,
 
 /* ---- The ID table (Note [Chunk IDs]) ----------------------------------- */
 
-static uint32_t id_hash(uint32_t id) {
-  uint32_t h = id * 2654435761u;
-  return h ^ (h >> 16);
+#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND(v0, v1, v2, v3)                                              \
+  do {                                                                         \
+    v0 += v1;                                                                  \
+    v1 = SIP_ROTL(v1, 13);                                                     \
+    v1 ^= v0;                                                                  \
+    v0 = SIP_ROTL(v0, 32);                                                     \
+    v2 += v3;                                                                  \
+    v3 = SIP_ROTL(v3, 16);                                                     \
+    v3 ^= v2;                                                                  \
+    v0 += v3;                                                                  \
+    v3 = SIP_ROTL(v3, 21);                                                     \
+    v3 ^= v0;                                                                  \
+    v2 += v1;                                                                  \
+    v1 = SIP_ROTL(v1, 17);                                                     \
+    v1 ^= v2;                                                                  \
+    v2 = SIP_ROTL(v2, 32);                                                     \
+  } while (0)
+
+/* SipHash-1-3 of the ID as 4 bytes, little-endian, under the reader's key
+ * (Note [Chunk IDs]).  Four bytes are a message shorter than one block,
+ * so the one block is the ID with the length, 4, in its top byte. */
+static uint64_t id_hash(const reader_t *r, uint32_t id) {
+  uint64_t v0 = r->key[0] ^ 0x736f6d6570736575ull;
+  uint64_t v1 = r->key[1] ^ 0x646f72616e646f6dull;
+  uint64_t v2 = r->key[0] ^ 0x6c7967656e657261ull;
+  uint64_t v3 = r->key[1] ^ 0x7465646279746573ull;
+  uint64_t m = (uint64_t)id | (4ull << 56);
+  v3 ^= m;
+  SIP_ROUND(v0, v1, v2, v3);
+  v0 ^= m;
+  v2 ^= 0xff;
+  SIP_ROUND(v0, v1, v2, v3);
+  SIP_ROUND(v0, v1, v2, v3);
+  SIP_ROUND(v0, v1, v2, v3);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* Draws the reader's hash key (Note [Chunk IDs]). */
+static void draw_key(reader_t *r) {
+  if (getentropy(r->key, sizeof r->key) == 0) return;
+  /* No randomness from the system: the clock and this reader's address,
+   * which address-space randomization varies from run to run.  SipHash
+   * mixes its key itself; all it needs is one the file cannot know. */
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  r->key[0] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  r->key[1] = (uint64_t)(uintptr_t)r ^ ((uint64_t)getpid() << 32);
 }
 
 /* The index of chunk `id`, or UINT32_MAX if it is not declared. */
 static uint32_t map_find(const reader_t *r, uint32_t id) {
   if (r->map_cap == 0) return UINT32_MAX;
   uint32_t mask = r->map_cap - 1;
-  for (uint32_t i = id_hash(id) & mask;; i = (i + 1) & mask) {
+  for (uint32_t i = (uint32_t)id_hash(r, id) & mask;; i = (i + 1) & mask) {
     if (r->keys[i] == 0) return UINT32_MAX;
     if (r->keys[i] == id + 1) return r->vals[i];
   }
@@ -280,7 +356,7 @@ static uint32_t map_find(const reader_t *r, uint32_t id) {
 
 static void map_put(reader_t *r, uint32_t id, uint32_t index) {
   uint32_t mask = r->map_cap - 1;
-  uint32_t i = id_hash(id) & mask;
+  uint32_t i = (uint32_t)id_hash(r, id) & mask;
   while (r->keys[i] != 0) i = (i + 1) & mask;
   r->keys[i] = id + 1;
   r->vals[i] = index;
@@ -385,6 +461,13 @@ static lms_status_t parse_chunk(reader_t *r, char *p) {
   if ((f = next_field(&p)) == NULL)
     return missing(r, "chunk", "BYTES", USAGE_CHUNK);
   LMS_CHECK(parse_num(r, f, "chunk size", 1, LMS__WL_MAX_SIZE, &size));
+  if (size > LMS__WL_MAX_TOTAL_BYTES - r->total_bytes)
+    return fail(r, LMS_ERR_INVALID, "chunk size %llu brings the trace's "
+                "chunks to more than %llu bytes (1 PiB) in all; accepted: "
+                "chunk sizes summing to at most %llu",
+                (unsigned long long)size,
+                (unsigned long long)LMS__WL_MAX_TOTAL_BYTES,
+                (unsigned long long)LMS__WL_MAX_TOTAL_BYTES);
   if ((f = next_field(&p)) == NULL)
     return missing(r, "chunk", "NAME", USAGE_CHUNK);
   LMS_CHECK(parse_name(r, f, "chunk name", NAME_MAX_CHUNK, name));
@@ -409,6 +492,7 @@ static lms_status_t parse_chunk(reader_t *r, char *p) {
     return fail(r, st, "chunk %llu was refused: %s", (unsigned long long)id,
                 lms_strerror(st));
   map_put(r, (uint32_t)id, index);
+  r->total_bytes += size;
   r->ids[index] = (uint32_t)id;
   r->decl_line[index] = r->line;
   r->last_step[index] = 0;
@@ -461,12 +545,20 @@ static lms_status_t parse_refs(reader_t *r, char *p) {
                   "name a chunk once per step, as rw:%llu to read and "
                   "write it", (unsigned long long)id,
                   (unsigned long long)id);
+    uint64_t size = r->w->chunks[index].size;
+    if (size > LMS__WL_MAX_NAMED_BYTES - r->named_bytes)
+      return fail(r, LMS_ERR_INVALID, "reference '%s' brings the bytes the "
+                  "steps name to more than %llu (4 PiB) in all, each step "
+                  "counting the chunks it names; accepted: at most %llu",
+                  show(f, s), (unsigned long long)LMS__WL_MAX_NAMED_BYTES,
+                  (unsigned long long)LMS__WL_MAX_NAMED_BYTES);
     r->last_step[index] = r->w->nsteps;
     lms_status_t st = lms__wl_add_ref(r->w, index, access);
     if (st == LMS_ERR_HOST_OOM) return fail_oom(r);
     if (st != LMS_OK)
       return fail(r, st, "reference '%s' was refused: %s", show(f, s),
                   lms_strerror(st));
+    r->named_bytes += size;
   }
   return LMS_OK;
 }
@@ -477,6 +569,13 @@ static lms_status_t parse_step(reader_t *r, char *p) {
   char *f = next_field(&p);
   if (f == NULL) return missing(r, "step", "NS", USAGE_STEP);
   LMS_CHECK(parse_num(r, f, "step time", 0, LMS__WL_MAX_STEP_NS, &ns));
+  if (ns > LMS__WL_MAX_TOTAL_NS - r->total_ns)
+    return fail(r, LMS_ERR_INVALID, "step time %llu brings the trace's "
+                "compute to more than %llu ns (10^7 s) in all; accepted: "
+                "step times summing to at most %llu ns",
+                (unsigned long long)ns,
+                (unsigned long long)LMS__WL_MAX_TOTAL_NS,
+                (unsigned long long)LMS__WL_MAX_TOTAL_NS);
   if ((f = next_field(&p)) == NULL)
     return missing(r, "step", "NAME", USAGE_STEP);
   LMS_CHECK(parse_name(r, f, "step name", NAME_MAX_CHUNK, name));
@@ -484,6 +583,7 @@ static lms_status_t parse_step(reader_t *r, char *p) {
   if (st == LMS_ERR_HOST_OOM) return fail_oom(r);
   if (st != LMS_OK)
     return fail(r, st, "step was refused: %s", lms_strerror(st));
+  r->total_ns += ns;
   return parse_refs(r, p);
 }
 
@@ -556,6 +656,7 @@ lms_status_t lms__trace_read_file(FILE *f, const char *label,
   r.label = label != NULL ? label : "trace";
   r.err = err;
   r.w = out;
+  draw_key(&r);
   lms__wl_init(out, NULL);
   lms_status_t st = LMS_OK;
   r.buf = malloc(MAX_LINE + 2);
