@@ -312,7 +312,7 @@ lms_status_t lms_acquire(lms_ctx_t *ctx, lms_chunk_t *chunk,
                 "lms_acquire");
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = LMS_OK;
-  if (!ctx->explicit_steps) st = lms__plan_step(ctx->plan);
+  if (!ctx->explicit_steps) st = lms__plan_acquire_step(ctx->plan);
   if (st == LMS_OK)
     st = lms__swap_acquire(&ctx->swap, chunk, stream, access, dptr);
   if (st == LMS_OK) lms__plan_on_acquire(ctx->plan, chunk, access);

@@ -31,7 +31,7 @@ lms_status_t lms_alloc_copy(lms_ctx_t *ctx, const void *src, size_t size,
   *out = NULL;
   pthread_mutex_lock(&ctx->lock);
   lms_status_t st = LMS_OK;
-  if (!ctx->explicit_steps) st = lms__plan_step(ctx->plan);
+  if (!ctx->explicit_steps) st = lms__plan_acquire_step(ctx->plan);
   lms_chunk_t *c = NULL;
   if (st == LMS_OK)
     st = lms__swap_alloc_copy(&ctx->swap, src, size, stream, &c);

@@ -191,6 +191,10 @@ void lms__plan_on_compute(lms__plan_t *p, uint64_t ns);
  * one begins.  Prefetches the window ahead.  Only device failures are
  * returned; a prefetch that finds no room is not a failure. */
 lms_status_t lms__plan_step(lms__plan_t *p);
+/* The step boundary an acquire makes in a program that does not mark its
+ * steps: chunks made since the previous acquire were made for the step
+ * that begins (Note [Same shape, other chunk]). */
+lms_status_t lms__plan_acquire_step(lms__plan_t *p);
 /* Appends a step to the declared schedule (which then replaces any
  * learned one); the first lms__plan_step after declaring is its step 0. */
 lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,

@@ -174,6 +174,7 @@ struct lms__plan {
   uint32_t pos;          /* active: position of the current step */
   uint64_t step_serial;  /* the last serial handed out before the current
                             step began */
+  uint64_t acquire_serial; /* ... when the last acquire was seen */
   uint64_t relearns;
 
   /* The current step's references, as seen. */
@@ -737,16 +738,22 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
   }
 }
 
+/* A chunk acquired again in one step merges into its first reference,
+ * found through the step number and index it carries (cur_t, cur_i), so
+ * a step of n references costs O(n), not O(n^2). */
 void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
-  for (uint32_t i = 0; i < p->ncur; i++) {
-    if (p->cur[i].key == c->serial) {
-      /* A second acquire in one step that reads needs the old bytes. */
-      if (access & LMS_ACCESS_READ) p->cur[i].access &= ~LMS_ACCESS_OVERWRITE;
-      p->cur[i].access |= access & LMS_ACCESS_RW;
-      return;
-    }
+  p->acquire_serial = p->swap->serial;
+  if (c->cur_t == p->t + 1 && c->cur_i < p->ncur &&
+      p->cur[c->cur_i].key == c->serial) {
+    pref_t *r = &p->cur[c->cur_i];
+    /* A second acquire in one step that reads needs the old bytes. */
+    if (access & LMS_ACCESS_READ) r->access &= ~LMS_ACCESS_OVERWRITE;
+    r->access |= access & LMS_ACCESS_RW;
+    return;
   }
   if (grow_arr((void **)&p->cur, &p->cur_cap, p->ncur, sizeof *p->cur)) return;
+  c->cur_t = p->t + 1;
+  c->cur_i = p->ncur;
   p->cur[p->ncur].key = c->serial;
   p->cur[p->ncur].size = c->size;
   p->cur[p->ncur].access = access & (LMS_ACCESS_RW | LMS_ACCESS_OVERWRITE);
@@ -795,11 +802,11 @@ static void trace_step(lms__plan_t *p) {
   }
 }
 
-lms_status_t lms__plan_step(lms__plan_t *p) {
+static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
   trace_step(p);
   close_step(p);
   p->pending_ns = 0;
-  p->step_serial = p->swap->serial;
+  p->step_serial = serial;
   p->t++;
   p->swap->step = p->t;
   lms__stat_add(&p->swap->stats.steps, 1);
@@ -834,6 +841,24 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
     return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 256,
                                  p->horizon);
   return LMS_OK;
+}
+
+lms_status_t lms__plan_step(lms__plan_t *p) {
+  return step_at(p, p->swap->serial);
+}
+
+/* Note [Same shape, other chunk] continued: a program that does not mark
+ * its steps makes each acquire a step, and makes a chunk before the
+ * acquire that first writes it, so the chunk came after the previous
+ * acquire, not after the step began; counted from the step's beginning
+ * it looked like a fresh tensor taking the role of one still alive.  Then
+ * setup, writing one new weight after another, repeated step 0 whenever
+ * two weights had the same size: at 100,000 references an iteration the
+ * learner took and dropped a schedule about 2,000 times before the
+ * program's own steps began, each costing an index of every resident
+ * chunk (Note [Victims by next use]). */
+lms_status_t lms__plan_acquire_step(lms__plan_t *p) {
+  return step_at(p, p->acquire_serial);
 }
 
 lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,

@@ -55,6 +55,8 @@ struct lms_chunk {
   uint64_t use_key;    /* its next use when indexed */
   uint64_t index_gen;  /* indexed in this generation of by_use */
   uint64_t plan_gen;   /* plan_key belongs to this schedule (plan.c) */
+  uint64_t cur_t;      /* 1 + the step in which it was last referenced, */
+  uint32_t cur_i;      /* ... and its index among that step's (plan.c) */
   lms_chunk_t *all_prev, *all_next;
   lms__reg_entry_t home_reg, dev_reg;
 };
