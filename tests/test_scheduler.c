@@ -1526,6 +1526,52 @@ Test(learned, a_fresh_chunk_beside_the_old_one_keeps_the_period) {
   lms_options_destroy(o);
 }
 
+/* Without lms_step_begin every acquire is a step.  Setup that makes and
+ * writes one weight after another, all of one size, is no period: each
+ * weight is made for the step that writes it, while the earlier ones
+ * live on (Note [Same shape, other chunk]).  Counted from the acquire, a
+ * weight looked made before its step and repeated step 0: a schedule was
+ * taken and dropped every other weight.  A loop of reads afterwards is
+ * still learned. */
+Test(learned, setup_writing_new_weights_is_no_period) {
+  lms_options_t *o = options("gpu-limit", "64MiB", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_stream_t s;
+  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  enum { N = 40 };
+  lms_chunk_t *w[N];
+  void *p;
+  for (int i = 0; i < N; i++) {
+    cr_assert(eq(int, lms_alloc(ctx, 2u << 20, &w[i]), LMS_OK));
+    cr_assert(eq(int, lms_acquire(ctx, w[i], s,
+                                  LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &p),
+                 LMS_OK));
+    cr_assert(eq(int, lms_release(ctx, w[i], s), LMS_OK));
+  }
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(u64, info.relearns, 0), "%llu schedules dropped in setup",
+            (unsigned long long)info.relearns);
+  cr_assert(eq(u32, info.period, 0), "a period of %u steps in setup",
+            info.period);
+  /* Rounds of reading weights 0-9 in order: a period of 10, found
+   * although the first step recorded, setup's, never comes back (Note
+   * [Where a period starts]). */
+  for (int it = 0; it < 8; it++)
+    for (int i = 0; i < 10; i++) {
+      cr_assert(eq(int, lms_acquire(ctx, w[i], s, LMS_ACCESS_READ, &p),
+                   LMS_OK));
+      cr_assert(eq(int, lms_release(ctx, w[i], s), LMS_OK));
+    }
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(u32, info.period, 10), "period %u, wanted 10", info.period);
+  cr_assert(eq(int, lms_stream_sync(ctx, s), LMS_OK));
+  for (int i = 0; i < N; i++) lms_free(ctx, w[i]);
+  lms_stream_destroy(ctx, s);
+  lms_ctx_destroy(ctx);
+  lms_options_destroy(o);
+}
+
 /* Note [Dead after the last use] in workload.c and [Dead bytes are not
  * written back] in residency.c: GoogLeNet at batch 10 training through a
  * 12 GiB GPU on pcie3.  Discarding each blob after its last use in the

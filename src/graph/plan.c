@@ -143,6 +143,7 @@ typedef struct pref {
 typedef struct pstep {
   uint32_t first, n;
   uint64_t sig;
+  uint64_t serial; /* the last serial handed out when it was recorded */
 } pstep_t;
 
 typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
@@ -150,6 +151,8 @@ typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
 /* Learning stops past this many references: a program with no period
  * that short gets no learned schedule rather than unbounded memory. */
 #define PLAN_MAX_REFS (1u << 22)
+/* Note [Where a period starts]. */
+#define ALT_FIRST 64u
 
 struct lms__plan {
   lms__swap_t *swap;
@@ -169,8 +172,6 @@ struct lms__plan {
   uint32_t nrefs, refs_cap;
   mode_t_ mode;
   uint32_t period;       /* active: steps [0, period) are the schedule */
-  uint64_t serial0;      /* the last serial handed out when step 0 was
-                            recorded (Note [Same shape, other chunk]) */
   uint32_t pos;          /* active: position of the current step */
   uint64_t step_serial;  /* the last serial handed out before the current
                             step began */
@@ -197,6 +198,10 @@ struct lms__plan {
   uint64_t ws_bytes;
   int ws_valid;
   u64map_t bind;         /* key -> serial of the chunk now playing it */
+  uint32_t alt;          /* learning: a second step a period may start
+                            at, 0 when none (Note [Where a period starts]) */
+  uint32_t alt_at;       /* ... moved on when this many steps are recorded */
+  int implicit;          /* the step closing was ended by an acquire */
 
   /* The trace being recorded, or NULL. */
   lms__workload_t *trace;
@@ -393,12 +398,19 @@ static int record_current(lms__plan_t *p, uint64_t sig) {
   p->steps[p->nsteps].first = p->nrefs - p->ncur;
   p->steps[p->nsteps].n = p->ncur;
   p->steps[p->nsteps].sig = sig;
+  p->steps[p->nsteps].serial = p->swap->serial;
   p->nsteps++;
+  if (p->nsteps >= p->alt_at) {
+    p->alt = p->nsteps - 1;
+    p->alt_at = p->alt_at > UINT32_MAX / 2 ? UINT32_MAX : 2 * p->alt_at;
+  }
   return 0;
 }
 
 static void restart_learning(lms__plan_t *p) {
   drop_schedule(p);
+  p->alt = 0;
+  p->alt_at = ALT_FIRST;
   p->nsteps = p->nrefs = 0;
   p->period = p->pos = 0;
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
@@ -421,15 +433,43 @@ static void restart_learning(lms__plan_t *p) {
  * size in every layer of a stack of equal layers, and only once step 0's
  * chunk has been freed (after its backward) can a fresh one take its
  * part. */
-static int repeats_step0(const lms__plan_t *p) {
-  const pstep_t *s0 = &p->steps[0];
+static int repeats_step(const lms__plan_t *p, uint32_t j) {
+  const pstep_t *s0 = &p->steps[j];
   for (uint32_t i = 0; i < s0->n && i < p->ncur; i++) {
     uint64_t was = p->refs[s0->first + i].key, now = p->cur[i].key;
     if (was != now && live_chunk(p, was) != NULL &&
-        (now <= p->serial0 || now > p->step_serial))
+        (now <= s0->serial || now > p->step_serial))
       return 0;
   }
   return 1;
+}
+
+/* Note [Where a period starts]
+ * A period is found when a step repeats step 0, the first recorded.  A
+ * program whose first steps never come back (setup that writes each
+ * weight once, then the loop) would record until the limit of references
+ * and stop learning.  Taking any earlier step with the signature as a
+ * start instead finds short false periods inside an iteration (UNet-3D's
+ * layers of one shape: a period of 3 taken and dropped again and again),
+ * and each drop throws the record away.  So there is one second start:
+ * the step recorded when the record reaches ALT_FIRST steps, moved to the
+ * latest step each time the record doubles.  A step that repeats it (as
+ * Note [Same shape, other chunk] says) closes the period from there, and
+ * the steps before it are dropped; step 0 still comes first.  Only where
+ * acquires end the steps: a program that marks its steps marks the loop's
+ * first (lms_step_begin starts learning over), and there a second start
+ * cost the PyTorch transformer test 68 chunks fetched on demand.  Past a setup
+ * of L steps the second start lies in the loop once the record is past
+ * 2L, and a loop of P steps is found by 4(L + P) steps at most.  O(1) a
+ * step. */
+static void drop_prefix(lms__plan_t *p, uint32_t j) {
+  if (j == 0) return;
+  uint32_t base = p->steps[j].first;
+  memmove(p->steps, p->steps + j, (size_t)(p->nsteps - j) * sizeof *p->steps);
+  p->nsteps -= j;
+  for (uint32_t i = 0; i < p->nsteps; i++) p->steps[i].first -= base;
+  memmove(p->refs, p->refs + base, (size_t)(p->nrefs - base) * sizeof *p->refs);
+  p->nrefs -= base;
 }
 
 /* The step just finished (p->cur) is closed: learned, checked, bound. */
@@ -452,7 +492,14 @@ static void close_step(lms__plan_t *p) {
     p->relearns++;
     restart_learning(p);
   }
-  if (p->nsteps > 0 && p->steps[0].sig == sig && repeats_step0(p)) {
+  uint32_t from = UINT32_MAX;
+  if (p->nsteps > 0 && p->steps[0].sig == sig && repeats_step(p, 0))
+    from = 0;
+  else if (p->implicit && p->alt > 0 && p->steps[p->alt].sig == sig &&
+           repeats_step(p, p->alt))
+    from = p->alt;
+  if (from != UINT32_MAX) {
+    drop_prefix(p, from);
     uint32_t period = p->nsteps;
     if (activate(p, period) == 0) {
       p->pos = 0;
@@ -462,7 +509,6 @@ static void close_step(lms__plan_t *p) {
     }
     restart_learning(p);
   }
-  if (p->nsteps == 0) p->serial0 = p->swap->serial;
   if (record_current(p, sig) != 0) {
     LMS_LOG(WARN, GRAPH, "no period within %u references (or no memory): "
             "learning stops", PLAN_MAX_REFS);
@@ -657,6 +703,7 @@ lms_status_t lms__plan_create(lms__swap_t *s, const lms__opts_t *o,
   p->window = o->prefetch_window;
   p->source = o->schedule;
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
+  p->alt_at = ALT_FIRST;
   if (o->trace != NULL && o->trace[0] != '\0') {
     p->trace = calloc(1, sizeof *p->trace);
     if (p->trace == NULL) {
@@ -844,6 +891,7 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
 }
 
 lms_status_t lms__plan_step(lms__plan_t *p) {
+  p->implicit = 0;
   return step_at(p, p->swap->serial);
 }
 
@@ -858,6 +906,7 @@ lms_status_t lms__plan_step(lms__plan_t *p) {
  * program's own steps began, each costing an index of every resident
  * chunk (Note [Victims by next use]). */
 lms_status_t lms__plan_acquire_step(lms__plan_t *p) {
+  p->implicit = 1;
   return step_at(p, p->acquire_serial);
 }
 
