@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/avl.h"
 #include "core/log.h"
 #include "core/status.h"
 
@@ -81,75 +82,78 @@
 #define SIM_DEV_ALIGN ((size_t)256)
 #define SIM_QUERY_QUANTUM_NS ((uint64_t)1000)
 
-/* ---- Sorted address tables ------------------------------------------ */
+/* ---- Address tables ------------------------------------------------- */
 
 /* One live allocation or handle: [base, base + size). */
 typedef struct sim_range {
+  lms__avl_node_t node;
   uintptr_t base;
   size_t size;
 } sim_range_t;
 
-/* Sorted by base, so that both exact and interior lookups are binary
- * searches: copies must find the allocation a pointer falls inside. */
+/* Note [Address tables]
+ * Ordered by base, so that both exact and interior lookups are searches:
+ * copies must find the allocation a pointer falls inside.  A sorted array
+ * did that with a binary search, but inserting into it moved half of it:
+ * events and segments are made in no order of address, and with tens of
+ * thousands of each (a wide step, a trace of 200,000 references) the
+ * moves were a seventh of a simulation's time.  An AVL tree makes every
+ * operation O(log n); one spare node, taken by table_reserve, keeps an
+ * insert that follows it from failing. */
 typedef struct sim_table {
-  sim_range_t *v;
-  size_t n;
-  size_t cap;
+  lms__avl_t tree;
+  sim_range_t *spare;
 } sim_table_t;
 
-/* The index of the first entry whose base is above p. */
-static size_t table_upper(const sim_table_t *t, uintptr_t p) {
-  size_t lo = 0, hi = t->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (t->v[mid].base <= p)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+static int cmp_range(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const sim_range_t *x = LMS__CONTAINER_OF(a, sim_range_t, node);
+  const sim_range_t *y = LMS__CONTAINER_OF(b, sim_range_t, node);
+  return x->base < y->base ? -1 : x->base > y->base;
+}
+
+static void table_init(sim_table_t *t) {
+  lms__avl_init(&t->tree, cmp_range);
+  t->spare = NULL;
 }
 
 /* The entry whose range holds p, or NULL. */
-static const sim_range_t *table_containing(const sim_table_t *t, uintptr_t p) {
-  size_t i = table_upper(t, p);
-  if (i == 0) return NULL;
-  const sim_range_t *r = &t->v[i - 1];
+static sim_range_t *table_containing(const sim_table_t *t, uintptr_t p) {
+  sim_range_t probe = {.base = p};
+  lms__avl_node_t *n = lms__avl_floor(&t->tree, &probe.node);
+  if (n == NULL) return NULL;
+  sim_range_t *r = LMS__CONTAINER_OF(n, sim_range_t, node);
   return p - r->base < r->size ? r : NULL;
 }
 
-/* 1 and the index in *idx if an entry starts exactly at base. */
-static int table_find(const sim_table_t *t, uintptr_t base, size_t *idx) {
-  size_t i = table_upper(t, base);
-  if (i == 0 || t->v[i - 1].base != base) return 0;
-  *idx = i - 1;
-  return 1;
+/* The entry that starts exactly at base, or NULL. */
+static sim_range_t *table_find(const sim_table_t *t, uintptr_t base) {
+  sim_range_t probe = {.base = base};
+  lms__avl_node_t *n = lms__avl_floor(&t->tree, &probe.node);
+  if (n == NULL) return NULL;
+  sim_range_t *r = LMS__CONTAINER_OF(n, sim_range_t, node);
+  return r->base == base ? r : NULL;
 }
 
 /* Makes room for one more entry, so that the insert that follows cannot
  * fail after the caller has allocated what it inserts.  0 on success. */
 static int table_reserve(sim_table_t *t) {
-  if (t->n < t->cap) return 0;
-  size_t cap = t->cap ? t->cap * 2 : 16;
-  sim_range_t *v = realloc(t->v, cap * sizeof *v);
-  if (v == NULL) return -1;
-  t->v = v;
-  t->cap = cap;
-  return 0;
+  if (t->spare == NULL) t->spare = malloc(sizeof *t->spare);
+  return t->spare == NULL ? -1 : 0;
 }
 
 /* Inserts after a successful table_reserve. */
 static void table_insert(sim_table_t *t, uintptr_t base, size_t size) {
-  size_t i = table_upper(t, base);
-  memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof t->v[0]);
-  t->v[i].base = base;
-  t->v[i].size = size;
-  t->n++;
+  sim_range_t *r = t->spare;
+  t->spare = NULL;
+  r->base = base;
+  r->size = size;
+  lms__avl_insert(&t->tree, &r->node);
 }
 
-static void table_remove(sim_table_t *t, size_t i) {
-  memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof t->v[0]);
-  t->n--;
+static void table_remove(sim_table_t *t, sim_range_t *r) {
+  lms__avl_remove(&t->tree, &r->node);
+  if (t->spare == NULL) t->spare = r;
+  else free(r);
 }
 
 /* ---- The device ----------------------------------------------------- */
@@ -253,13 +257,11 @@ static lms_status_t sim_enter(sim_t *s, lms__dev_op_t op) {
 
 /* The stream or event behind a handle, or NULL if it is not a live one. */
 static sim_stream_t *find_stream(sim_t *s, void *h) {
-  size_t i;
-  return table_find(&s->streams, (uintptr_t)h, &i) ? h : NULL;
+  return table_find(&s->streams, (uintptr_t)h) != NULL ? h : NULL;
 }
 
 static sim_event_t *find_event(sim_t *s, void *h) {
-  size_t i;
-  return table_find(&s->events, (uintptr_t)h, &i) ? h : NULL;
+  return table_find(&s->events, (uintptr_t)h) != NULL ? h : NULL;
 }
 
 /* Runs `ns` of work for stream st on engine e; see Note [Simulated time]. */
@@ -476,8 +478,8 @@ static lms_status_t dev_alloc_locked(sim_t *s, size_t size, void **out) {
  * dev_free and host_free.  *freed gets the size it had. */
 static lms_status_t block_free(sim_t *s, sim_table_t *t, const char *what,
                                void *ptr, size_t *freed) {
-  size_t i;
-  if (!table_find(t, (uintptr_t)ptr, &i)) {
+  sim_range_t *e = table_find(t, (uintptr_t)ptr);
+  if (e == NULL) {
     const sim_range_t *r = table_containing(t, (uintptr_t)ptr);
     if (r != NULL)
       return SIM_FAIL(s, LMS_ERR_INVALID,
@@ -487,8 +489,8 @@ static lms_status_t block_free(sim_t *s, sim_table_t *t, const char *what,
                     "%s: %p was not allocated by this device or was already "
                     "freed", what, ptr);
   }
-  *freed = t->v[i].size;
-  table_remove(t, i);
+  *freed = e->size;
+  table_remove(t, e);
   return LMS_OK;
 }
 
@@ -542,11 +544,11 @@ static lms_status_t handle_create(sim_t *s, sim_table_t *t, const char *what,
 
 static lms_status_t handle_destroy(sim_t *s, sim_table_t *t, const char *what,
                                    const char *kind, void *h) {
-  size_t i;
-  if (!table_find(t, (uintptr_t)h, &i))
+  sim_range_t *e = table_find(t, (uintptr_t)h);
+  if (e == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live %s of this "
                     "device", what, h, kind);
-  table_remove(t, i);
+  table_remove(t, e);
   free(h);
   return LMS_OK;
 }
@@ -815,14 +817,13 @@ static lms_status_t sim_ext_register(lms_dev_t *d, const void *ptr,
   lms_status_t st = LMS_OK;
   uintptr_t p = (uintptr_t)ptr;
   pthread_mutex_lock(&s->mu);
-  size_t idx;
   if (ptr == NULL || size == 0 || p + size < p)
     st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: empty or wrapping range");
   else if (s->arena != NULL && p < (uintptr_t)s->arena + s->arena_size &&
            p + size > (uintptr_t)s->arena)
     st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: %p is the device's own "
                   "memory", ptr);
-  else if (table_find(&s->ext, p, &idx))
+  else if (table_find(&s->ext, p) != NULL)
     st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_register: %p is registered "
                   "already", ptr);
   else if (table_reserve(&s->ext) != 0)
@@ -836,10 +837,10 @@ static lms_status_t sim_ext_register(lms_dev_t *d, const void *ptr,
 static lms_status_t sim_ext_unregister(lms_dev_t *d, const void *ptr) {
   sim_t *s = (sim_t *)d;
   lms_status_t st = LMS_OK;
-  size_t idx;
   pthread_mutex_lock(&s->mu);
-  if (table_find(&s->ext, (uintptr_t)ptr, &idx))
-    table_remove(&s->ext, idx);
+  sim_range_t *e = table_find(&s->ext, (uintptr_t)ptr);
+  if (e != NULL)
+    table_remove(&s->ext, e);
   else
     st = SIM_FAIL(s, LMS_ERR_INVALID, "ext_unregister: %p is not registered",
                   ptr);
@@ -855,18 +856,22 @@ static uint64_t sim_now_ns(lms_dev_t *d) {
   return now;
 }
 
-/* Frees every entry of t: memory ranges are unmapped, stream and event
- * handles (heap objects) freed. */
+/* Frees every entry of t and what it names: mapped 1, memory ranges are
+ * unmapped; 0, stream and event handles (heap objects) freed; 2, nothing
+ * (stretches of the arena, a framework's memory). */
 static void table_free_all(sim_table_t *t, int mapped) {
-  for (size_t i = 0; i < t->n; i++) {
-    if (mapped)
-      munmap((void *)t->v[i].base, map_size(t->v[i].size));
-    else
-      free((void *)t->v[i].base);
+  lms__avl_node_t *n;
+  while ((n = lms__avl_first(&t->tree)) != NULL) {
+    sim_range_t *r = LMS__CONTAINER_OF(n, sim_range_t, node);
+    lms__avl_remove(&t->tree, n);
+    if (mapped == 1)
+      munmap((void *)r->base, map_size(r->size));
+    else if (mapped == 0)
+      free((void *)r->base);
+    free(r);
   }
-  free(t->v);
-  t->v = NULL;
-  t->n = t->cap = 0;
+  free(t->spare);
+  t->spare = NULL;
 }
 
 /* Frees whatever the caller left allocated along with the device: a
@@ -875,9 +880,8 @@ static void table_free_all(sim_table_t *t, int mapped) {
 static void sim_destroy(lms_dev_t *d) {
   if (d == NULL) return;
   sim_t *s = (sim_t *)d;
-  free(s->dev.v); /* the blocks are stretches of the arena */
-  s->dev.v = NULL;
-  free(s->ext.v);
+  table_free_all(&s->dev, 2); /* the blocks are stretches of the arena */
+  table_free_all(&s->ext, 2); /* the framework's own memory */
   if (s->arena != NULL) munmap(s->arena, s->arena_size);
   free(s->gaps);
   table_free_all(&s->host, 1);
@@ -954,6 +958,11 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
     return LMS_ERR_INTERNAL;
   }
   long page = sysconf(_SC_PAGESIZE);
+  table_init(&s->dev);
+  table_init(&s->host);
+  table_init(&s->ext);
+  table_init(&s->streams);
+  table_init(&s->events);
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
   /* Eight times the capacity (Note [Device addresses]), within what a
