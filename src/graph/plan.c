@@ -161,6 +161,8 @@ struct lms__plan {
   lms__sched_source_t source;
   int declared;          /* the schedule was declared through the API */
   int declared_started;  /* its step 0 has begun */
+  int declare_pending;   /* steps declared since the schedule was built
+                            (Note [Declaring is linear]) */
   uint64_t t;            /* absolute number of the current step */
   uint64_t gen;          /* a chunk's plan_key holds if its plan_gen is
                             this (drop_schedule moves it on) */
@@ -849,7 +851,10 @@ static void trace_step(lms__plan_t *p) {
   }
 }
 
+static lms_status_t settle_declared(lms__plan_t *p);
+
 static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
+  LMS_CHECK(settle_declared(p));
   trace_step(p);
   close_step(p);
   p->pending_ns = 0;
@@ -919,6 +924,10 @@ lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,
     p->declared = 1;
     p->declared_started = 0;
   }
+  /* Note [Declaring is linear]: the schedule was rebuilt after each step
+   * declared, O(n^2) for n steps; now the steps are appended and it is
+   * built once, when the next step begins (or the schedule is asked
+   * about). */
   uint32_t saved_ncur = p->ncur;
   pref_t *saved = NULL;
   if (saved_ncur > 0) {
@@ -928,10 +937,11 @@ lms_status_t lms__plan_declare(lms__plan_t *p, lms_chunk_t *const *chunks,
   }
   p->ncur = 0;
   for (size_t i = 0; i < n; i++) lms__plan_on_acquire(p, chunks[i], access[i]);
-  /* The schedule so far is records [0, period); append and rebuild. */
-  p->nsteps = p->period;
-  int bad = record_current(p, step_sig(p->cur, p->ncur)) != 0 ||
-            activate(p, p->nsteps) != 0;
+  /* The schedule so far is records [0, period), then those appended
+   * since; append. */
+  if (!p->declare_pending) p->nsteps = p->period;
+  int bad = record_current(p, step_sig(p->cur, p->ncur)) != 0;
+  p->declare_pending = !bad;
   p->ncur = 0;
   for (uint32_t i = 0; i < saved_ncur; i++) p->cur[p->ncur++] = saved[i];
   free(saved);
@@ -950,7 +960,23 @@ void lms__plan_relearn(lms__plan_t *p) {
   restart_learning(p);
 }
 
+/* Builds the schedule of the steps declared so far, if any are new. */
+static lms_status_t settle_declared(lms__plan_t *p) {
+  if (!p->declare_pending) return LMS_OK;
+  p->declare_pending = 0;
+  if (activate(p, p->nsteps) == 0) {
+    p->pos = 0;
+    return LMS_OK;
+  }
+  restart_learning(p);
+  p->declared = 0;
+  LMS_LOG(WARN, GRAPH, "no host memory for the declared schedule: "
+          "learning instead");
+  return LMS_ERR_HOST_OOM;
+}
+
 void lms__plan_declare_clear(lms__plan_t *p) {
+  p->declare_pending = 0;
   p->declared = 0;
   p->declared_started = 0;
   restart_learning(p);
@@ -962,7 +988,9 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                 : p->mode == MODE_ACTIVE ? "learned"
                 : p->source == LMS_SCHED_STACK ? "stack"
                 : "none";
-  out->period = p->mode == MODE_ACTIVE ? p->period : 0;
+  out->period = p->declare_pending         ? p->nsteps
+                : p->mode == MODE_ACTIVE ? p->period
+                                         : 0;
   out->steps = p->t;
   out->relearns = p->relearns;
 }
