@@ -322,6 +322,14 @@ static int check_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
     }
     if (lms__avl_check(&s->by_use) != 0) FAIL("the next-use index is broken");
   }
+  /* Victims come in LRU order while no schedule is active only if every
+   * chunk's next use is the same (pick_victim's flat_use). */
+  if (s->flat_use && s->next_use != NULL)
+    for (const lms_chunk_t *c = s->lru_head; c != NULL; c = c->lru_next)
+      if (s->next_use(s->next_use_arg, c) != LMS__NEVER)
+        FAIL("victims in LRU order, but chunk %llu is next used at step %llu",
+             (unsigned long long)c->serial,
+             (unsigned long long)s->next_use(s->next_use_arg, c));
 #undef FAIL
   return 0;
 }

@@ -360,6 +360,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
   p->nrefs = nrefs;
   p->period = period;
   p->mode = MODE_ACTIVE;
+  p->swap->flat_use = 0;
   return 0;
 }
 
@@ -411,6 +412,7 @@ static int record_current(lms__plan_t *p, uint64_t sig) {
 
 static void restart_learning(lms__plan_t *p) {
   drop_schedule(p);
+  p->swap->flat_use = 0; /* the scan is right whatever the keys */
   p->alt = 0;
   p->alt_at = ALT_FIRST;
   p->nsteps = p->nrefs = 0;
@@ -817,6 +819,9 @@ void lms__plan_on_compute(lms__plan_t *p, uint64_t ns) { p->pending_ns += ns; }
  * has moved on, are re-keyed; without one there is no index. */
 static void reindex(lms__plan_t *p) {
   lms__swap_t *s = p->swap;
+  /* next_use() below is LMS__NEVER for every chunk. */
+  s->flat_use = p->mode != MODE_ACTIVE &&
+                !(p->source == LMS_SCHED_STACK && !p->declared);
   if (p->mode != MODE_ACTIVE || p->policy != LMS_POLICY_SCHEDULE) {
     if (s->use_index) lms__swap_use_index(s, 0);
     return;

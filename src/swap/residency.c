@@ -232,6 +232,23 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
   }
   lms_chunk_t *best = NULL, *best_done = NULL, *best_pf = NULL;
   uint64_t best_use = 0, best_done_use = 0, best_pf_use = 0;
+  if (s->flat_use) {
+    /* No schedule is active and every next use is the same: the scan
+     * below would take the first chunk done with in LRU order, else the
+     * first not prefetched, else the first prefetched (ties go to the
+     * older).  Walking the list to the first done with is that choice
+     * without the next use of every chunk: setup, writing each weight
+     * into a full device, took O(n) a weight. */
+    for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
+      if (c->prefetched) {
+        if (best_pf == NULL) best_pf = c;
+        continue;
+      }
+      if (best == NULL) best = c;
+      if (uses_done(s, c)) return c;
+    }
+    return best != NULL ? best : best_pf;
+  }
   if (s->use_index) {
     /* The same choice, walking from the furthest next use (Note [Victims
      * by next use]): the first chunk done with is the furthest of those;

@@ -97,6 +97,8 @@ typedef struct lms__swap {
    * use] in residency.c). */
   lms__avl_t by_use;
   int use_index;               /* wanted by the schedule */
+  int flat_use;                /* every next use is LMS__NEVER (no schedule
+                                  active): victims in LRU order */
   int index_built;             /* by_use holds the LRU list */
   uint64_t index_gen;          /* a chunk is in by_use iff it has this */
   lms_chunk_t *all;
