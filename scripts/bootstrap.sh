@@ -2,8 +2,8 @@
 # Installs what building and testing lms needs on a Debian machine, and only
 # what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion,
 # and, optional, gnuplot (gnuplot-nox) for the charts of `lms report`,
-# python3-torch for the PyTorch offload tests and clang for `make test`'s
-# clang sanitizer stage.
+# python3-torch for the PyTorch offload tests and clang with its runtimes
+# for `make test`'s clang sanitizer and fuzzing stages.
 # Quiet and quick when everything is there.
 set -euo pipefail
 
@@ -29,10 +29,18 @@ if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>
   optional+=(python3-torch)
 fi
 # clang builds the suites once more for `make test`, for the checks only
-# its sanitizers make; without it that stage reports itself skipped.
+# its sanitizers make, and links the fuzz harnesses with its libFuzzer;
+# without it those stages report themselves skipped.  Debian ships clang's
+# sanitizer runtimes and libFuzzer in libclang-rt-dev, only recommended by
+# clang, which --no-install-recommends below leaves out.
 if ! command -v clang >/dev/null 2>&1 &&
    ! ls /usr/bin/clang-[0-9]* >/dev/null 2>&1; then
-  optional+=(clang)
+  optional+=(clang libclang-rt-dev)
+else
+  cl=$(command -v clang 2>/dev/null ||
+       ls /usr/bin/clang-[0-9]* | sort -V | tail -n 1)
+  [ -f "$("$cl" -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ] ||
+    [ "$(uname -m)" != x86_64 ] || optional+=(libclang-rt-dev)
 fi
 [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 
@@ -52,7 +60,7 @@ install_optional() {
     echo "bootstrap: cannot install ${optional[*]}; their charts or tests will be skipped" >&2
     return 0
   fi
-  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests, clang sanitizer stage)" >&2
+  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests, clang sanitizer and fuzzing stages)" >&2
   { $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
     { $sudo apt-get update -qq &&
       $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}"; }

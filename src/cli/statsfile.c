@@ -78,7 +78,9 @@ static int key(cursor_t *c, char *out, size_t size) {
   if (expect(c, '"', "a quoted name") != 0) return -1;
   size_t n = 0;
   while (*c->p != '"') {
-    if (*c->p == '\0' || *c->p == '\\' || n + 1 >= size)
+    /* JSON has no control characters in strings: a tab or a line end
+     * here is a cut or a hand edit gone wrong, not a name. */
+    if ((unsigned char)*c->p < 0x20 || *c->p == '\\' || n + 1 >= size)
       return fail(c, "a short name without escapes");
     out[n++] = *c->p++;
   }
@@ -87,17 +89,42 @@ static int key(cursor_t *c, char *out, size_t size) {
   return expect(c, ':', "':' after the name");
 }
 
+/* The end of the JSON number that starts at p (RFC 8259:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), or NULL if none does. */
+static const char *json_number_end(const char *p) {
+  if (*p == '-') p++;
+  if (*p == '0') {
+    p++;
+  } else if (*p >= '1' && *p <= '9') {
+    while (isdigit((unsigned char)*p)) p++;
+  } else {
+    return NULL;
+  }
+  if (*p == '.') {
+    if (!isdigit((unsigned char)*++p)) return NULL;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-') p++;
+    if (!isdigit((unsigned char)*p)) return NULL;
+    while (isdigit((unsigned char)*p)) p++;
+  }
+  return p;
+}
+
 /* Reads a JSON number.  One too large for a double reads as infinity and
  * is refused where it is stored, with the field's name and range; one too
- * small reads as the nearest double (zero or a denormal). */
+ * small reads as the nearest double (zero or a denormal).  strtod() alone
+ * would also take what JSON does not write ("0x1F", "0012", "1."), so the
+ * number must end where JSON's grammar says it does. */
 static int number(cursor_t *c, double *out) {
   skip_ws(c);
-  const char *q = c->p;
-  if (*q == '-') q++;
-  if (!isdigit((unsigned char)*q)) return fail(c, "a number");
+  const char *json_end = json_number_end(c->p);
   char *end = NULL;
-  double v = strtod(c->p, &end);
-  if (end == c->p) return fail(c, "a number");
+  double v = json_end != NULL ? strtod(c->p, &end) : 0;
+  if (json_end == NULL || end != json_end)
+    return fail(c, "a number as JSON writes it (decimal, no leading zeros)");
   c->tok = c->p;
   c->tok_len = (int)(end - c->p);
   c->p = end;

@@ -56,9 +56,9 @@ if(TARGET cuda_double AND Python3_Interpreter_FOUND)
   if(LMS_SANITIZE MATCHES "address")
     # An instrumented library loaded into an uninstrumented interpreter
     # needs the runtime first; the interpreter's own leaks are not ours.
-    execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
-      OUTPUT_VARIABLE _py_asan OUTPUT_STRIP_TRAILING_WHITESPACE)
-    list(APPEND _py_env "LD_PRELOAD=${_py_asan}" "ASAN_OPTIONS=detect_leaks=0")
+    # LMS_ASAN_RUNTIME is the compiler's own (CMakeLists.txt).
+    list(APPEND _py_env "LD_PRELOAD=${LMS_ASAN_RUNTIME}"
+                        "ASAN_OPTIONS=detect_leaks=0")
   endif()
   set_tests_properties(python_lms_torch PROPERTIES LABELS cpu TIMEOUT 300
     ENVIRONMENT "${_py_env}")

@@ -45,11 +45,9 @@ foreach(t preload_prog_linked preload_prog_dl)
   target_include_directories(${t} SYSTEM PRIVATE ${LMS_CUDA_H_DIR})
 endforeach()
 
-set(_san_rt "")
-if(LMS_SANITIZE MATCHES "address")
-  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libasan.so
-    OUTPUT_VARIABLE _san_rt OUTPUT_STRIP_TRAILING_WHITESPACE)
-endif()
+# The compiler's own address-sanitizer runtime (CMakeLists.txt), empty
+# without that sanitizer.
+set(_san_rt "${LMS_ASAN_RUNTIME}")
 
 set(LMS_PRELOAD_TESTS
   resolve_direct resolve_dlopen resolve_procaddr resolve_procaddr1
