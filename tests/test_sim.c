@@ -411,6 +411,37 @@ Test(sim_event, empty_and_unrecorded_are_ready, .init = sim_up,
   cr_assert(eq(int, dev->ops->event_record(dev, ev, NULL), LMS_ERR_INVALID));
 }
 
+/* Handles live in a hash set whose removal moves later entries back:
+ * after thousands made and every third destroyed in a scrambled order,
+ * each live one is still known and each destroyed one refused. */
+Test(sim_event, many_handles_made_and_destroyed, .init = sim_up,
+     .fini = sim_down) {
+  enum { N = 3000 };
+  static void *ev[N];
+  static int live[N];
+  for (int i = 0; i < N; i++) {
+    cr_assert(eq(int, dev->ops->event_create(dev, &ev[i]), LMS_OK));
+    live[i] = 1;
+  }
+  for (int k = 0; k < N; k++) {
+    int i = (int)(((uint64_t)k * 7919u) % N);
+    if (i % 3 != 0) continue;
+    cr_assert(eq(int, dev->ops->event_destroy(dev, ev[i]), LMS_OK));
+    live[i] = 0;
+  }
+  for (int i = 0; i < N; i++) {
+    if (live[i]) {
+      cr_assert(eq(int, dev->ops->event_query(dev, ev[i]), LMS_OK), "%d", i);
+    } else {
+      cr_assert(eq(int, dev->ops->event_query(dev, ev[i]), LMS_ERR_INVALID),
+                "%d", i);
+      cr_assert(eq(int, dev->ops->event_destroy(dev, ev[i]), LMS_ERR_INVALID));
+    }
+  }
+  for (int i = 0; i < N; i++)
+    if (live[i]) cr_assert(eq(int, dev->ops->event_destroy(dev, ev[i]), LMS_OK));
+}
+
 /* A poller progresses one quantum per repeated NOT_READY (the first look
  * at a host time is free) and sees the event done at exactly its time. */
 Test(sim_event, polling_reaches_completion, .init = sim_up,

@@ -99,7 +99,8 @@ typedef struct sim_range {
  * thousands of each (a wide step, a trace of 200,000 references) the
  * moves were a seventh of a simulation's time.  An AVL tree makes every
  * operation O(log n); one spare node, taken by table_reserve, keeps an
- * insert that follows it from failing. */
+ * insert that follows it from failing.  Streams and events, which are
+ * only ever looked up exactly, are in hash sets (sim_handles_t). */
 typedef struct sim_table {
   lms__avl_t tree;
   sim_range_t *spare;
@@ -156,6 +157,84 @@ static void table_remove(sim_table_t *t, sim_range_t *r) {
   else free(r);
 }
 
+/* A set of live handles (streams, events): asked on nearly every call, so
+ * a hash set with linear probing, at most half full, O(1); removal
+ * shifts the entries after the hole back (no tombstones). */
+typedef struct sim_handles {
+  uintptr_t *slot; /* 0: empty */
+  size_t cap, len;
+} sim_handles_t;
+
+static size_t handle_slot(uintptr_t h, size_t cap) {
+  uint64_t k = (uint64_t)h;
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return (size_t)k & (cap - 1);
+}
+
+static int handles_has(const sim_handles_t *t, uintptr_t h) {
+  if (t->cap == 0 || h == 0) return 0;
+  for (size_t i = handle_slot(h, t->cap); t->slot[i] != 0;
+       i = (i + 1) & (t->cap - 1))
+    if (t->slot[i] == h) return 1;
+  return 0;
+}
+
+/* Room for one more handle, so that handles_add cannot fail; 0 on
+ * success. */
+static int handles_reserve(sim_handles_t *t) {
+  if ((t->len + 1) * 2 <= t->cap) return 0;
+  size_t cap = t->cap ? 2 * t->cap : 64;
+  uintptr_t *v = calloc(cap, sizeof *v);
+  if (v == NULL) return -1;
+  for (size_t i = 0; i < t->cap; i++) {
+    if (t->slot[i] == 0) continue;
+    size_t j = handle_slot(t->slot[i], cap);
+    while (v[j] != 0) j = (j + 1) & (cap - 1);
+    v[j] = t->slot[i];
+  }
+  free(t->slot);
+  t->slot = v;
+  t->cap = cap;
+  return 0;
+}
+
+static void handles_add(sim_handles_t *t, uintptr_t h) {
+  size_t i = handle_slot(h, t->cap);
+  while (t->slot[i] != 0) i = (i + 1) & (t->cap - 1);
+  t->slot[i] = h;
+  t->len++;
+}
+
+/* Removes h; 0 if it was not there. */
+static int handles_remove(sim_handles_t *t, uintptr_t h) {
+  if (t->cap == 0 || h == 0) return 0;
+  size_t mask = t->cap - 1, i = handle_slot(h, t->cap);
+  while (t->slot[i] != h) {
+    if (t->slot[i] == 0) return 0;
+    i = (i + 1) & mask;
+  }
+  /* Moves back each later entry of the run whose home is not in (i, j]. */
+  for (size_t j = (i + 1) & mask; t->slot[j] != 0; j = (j + 1) & mask) {
+    size_t k = handle_slot(t->slot[j], t->cap);
+    int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+    if (stays) continue;
+    t->slot[i] = t->slot[j];
+    i = j;
+  }
+  t->slot[i] = 0;
+  t->len--;
+  return 1;
+}
+
+/* Frees every handle and the set. */
+static void handles_free_all(sim_handles_t *t) {
+  for (size_t i = 0; i < t->cap; i++) free((void *)t->slot[i]);
+  free(t->slot);
+  memset(t, 0, sizeof *t);
+}
+
 /* ---- The device ----------------------------------------------------- */
 
 typedef enum sim_engine {
@@ -205,8 +284,8 @@ typedef struct sim {
   sim_table_t dev;     /* size: the bytes asked for */
   sim_table_t host;    /* size: the bytes asked for */
   sim_table_t ext;     /* a framework's device memory (ext_register) */
-  sim_table_t streams; /* size: 1 */
-  sim_table_t events;  /* size: 1 */
+  sim_handles_t streams;
+  sim_handles_t events;
 
   uint64_t calls[LMS__DEVOP_COUNT];
   uint64_t total_calls;
@@ -257,11 +336,11 @@ static lms_status_t sim_enter(sim_t *s, lms__dev_op_t op) {
 
 /* The stream or event behind a handle, or NULL if it is not a live one. */
 static sim_stream_t *find_stream(sim_t *s, void *h) {
-  return table_find(&s->streams, (uintptr_t)h) != NULL ? h : NULL;
+  return handles_has(&s->streams, (uintptr_t)h) ? h : NULL;
 }
 
 static sim_event_t *find_event(sim_t *s, void *h) {
-  return table_find(&s->events, (uintptr_t)h) != NULL ? h : NULL;
+  return handles_has(&s->events, (uintptr_t)h) ? h : NULL;
 }
 
 /* Runs `ns` of work for stream st on engine e; see Note [Simulated time]. */
@@ -525,11 +604,11 @@ static lms_status_t host_free_locked(sim_t *s, void *ptr) {
 /* ---- Streams and events --------------------------------------------- */
 
 /* Allocates a zeroed handle of size bytes and records it in t. */
-static lms_status_t handle_create(sim_t *s, sim_table_t *t, const char *what,
+static lms_status_t handle_create(sim_t *s, sim_handles_t *t, const char *what,
                                   size_t size, void **out) {
   if (out == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: out is NULL", what);
-  if (table_reserve(t) != 0)
+  if (handles_reserve(t) != 0)
     return SIM_FAIL(s, LMS_ERR_HOST_OOM,
                     "%s: the host has no memory left for the simulator's "
                     "bookkeeping", what);
@@ -537,18 +616,17 @@ static lms_status_t handle_create(sim_t *s, sim_table_t *t, const char *what,
   if (h == NULL)
     return SIM_FAIL(s, LMS_ERR_HOST_OOM, "%s: the host has no memory left",
                     what);
-  table_insert(t, (uintptr_t)h, 1);
+  handles_add(t, (uintptr_t)h);
   *out = h;
   return LMS_OK;
 }
 
-static lms_status_t handle_destroy(sim_t *s, sim_table_t *t, const char *what,
-                                   const char *kind, void *h) {
-  sim_range_t *e = table_find(t, (uintptr_t)h);
-  if (e == NULL)
+static lms_status_t handle_destroy(sim_t *s, sim_handles_t *t,
+                                   const char *what, const char *kind,
+                                   void *h) {
+  if (!handles_remove(t, (uintptr_t)h))
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live %s of this "
                     "device", what, h, kind);
-  table_remove(t, e);
   free(h);
   return LMS_OK;
 }
@@ -885,8 +963,8 @@ static void sim_destroy(lms_dev_t *d) {
   if (s->arena != NULL) munmap(s->arena, s->arena_size);
   free(s->gaps);
   table_free_all(&s->host, 1);
-  table_free_all(&s->streams, 0);
-  table_free_all(&s->events, 0);
+  handles_free_all(&s->streams);
+  handles_free_all(&s->events);
   for (int dir = 0; dir < LMS__DIR_COUNT; dir++) free(s->spans[dir]);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -961,8 +1039,6 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   table_init(&s->dev);
   table_init(&s->host);
   table_init(&s->ext);
-  table_init(&s->streams);
-  table_init(&s->events);
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
   /* Eight times the capacity (Note [Device addresses]), within what a
