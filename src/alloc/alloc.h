@@ -105,12 +105,14 @@ lms_status_t lms__devcache_release_unused(lms__devcache_t *dc);
  * size, whether it is allocated, and whether a free one could be merged
  * for a stream (ready, or pending with an event); `first` is 1 at the
  * first block of a segment.  Segments of small requests are visited only
- * when `small` is 1, those of large ones only when it is 0. */
+ * when `small` is 1, those of large ones only when it is 0; segments
+ * smaller than `min_segment` bytes are passed over. */
 typedef void (*lms__block_visit_fn)(void *arg, const void *ptr, size_t size,
                                     int allocated, int mergeable, int first,
                                     void *owner);
 void lms__devcache_visit(const lms__devcache_t *dc, int small,
-                         lms__block_visit_fn fn, void *arg);
+                         size_t min_segment, lms__block_visit_fn fn,
+                         void *arg);
 /* The usable size of an allocated block. */
 size_t lms__devcache_block_size(const lms__devcache_t *dc, const void *ptr);
 /* Names what holds the allocated block at ptr, passed to visits; a free

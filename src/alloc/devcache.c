@@ -847,9 +847,10 @@ static lms__block_t *find_used(const lms__devcache_t *dc, const void *ptr) {
 }
 
 void lms__devcache_visit(const lms__devcache_t *dc, int small,
-                         lms__block_visit_fn fn, void *arg) {
+                         size_t min_segment, lms__block_visit_fn fn,
+                         void *arg) {
   for (lms__segment_t *seg = dc->segments; seg != NULL; seg = seg->next) {
-    if ((seg->small != 0) != (small != 0)) continue;
+    if ((seg->small != 0) != (small != 0) || seg->size < min_segment) continue;
     for (lms__block_t *b = seg->first; b != NULL; b = b->next)
       fn(arg, b->ptr, b->size, b->allocated, runnable(b), b == seg->first,
          b->allocated ? b->owner : NULL);

@@ -370,9 +370,12 @@ static void range_visit(void *arg, const void *ptr, size_t size, int allocated,
  * would do. */
 static lms_status_t evict_range(lms__swap_t *s, size_t size, uint64_t need) {
   range_scan_t r = {.s = s, .need = need};
-  lms__devcache_visit(&s->cache, 0, range_visit, &r);
   size_t want = (size + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND *
                 LMS__BLOCK_ROUND;
+  /* A run lies within one segment: smaller ones cannot hold it, and are
+   * not worth the cost of their chunks (with a segment a large chunk,
+   * that is most of them). */
+  lms__devcache_visit(&s->cache, 0, want, range_visit, &r);
   size_t best_i = 0, best_j = 0;
   double best = -1.0;
   size_t i = 0;
