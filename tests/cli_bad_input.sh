@@ -290,6 +290,41 @@ fi
 rm -f "$rows"
 expect 2 "--quiet takes no value" -- sim googlenet --quiet=1
 
+# One long run says how far it is, on stderr, every 10 s: a trace of
+# 20,000 steps over 16 iterations runs well past that, and is
+# stopped once the line has come.
+big=$(mktemp)
+awk 'BEGIN { n = 10000; print "lms-trace 1"; print "workload long";
+  for (i = 0; i < n; i++) { printf "chunk %d 65536 w%d persistent\n", 2*i, i;
+    printf "chunk %d 65536 a%d transient\n", 2*i+1, i }
+  print "chunk " 2*n " 65536 in persistent"; prev = 2*n;
+  for (i = 0; i < n; i++) { printf "step 1000 f%d r:%d r:%d w:%d\n", i, prev, 2*i, 2*i+1; prev = 2*i+1 }
+  for (i = n - 1; i >= 0; i--) { back = i ? 2*i-1 : 2*n;
+    printf "step 1000 b%d r:%d r:%d rw:%d\n", i, 2*i+1, back, 2*i }
+}' >"$big"
+said=$(mktemp)
+"$lms" sim "$big" --iterations 16 --links pcie3 --policies schedule \
+  >/dev/null 2>"$said" &
+sim_pid=$!
+seen=0
+for _ in $(seq 1 2400); do
+  if grep -q 'iteration [0-9]*, step [0-9]* of 20000' "$said"; then
+    seen=1
+    break
+  fi
+  kill -0 "$sim_pid" 2>/dev/null || break
+  sleep 0.05
+done
+kill -TERM "$sim_pid" 2>/dev/null
+wait "$sim_pid" 2>/dev/null
+if [ "$seen" -eq 1 ]; then
+  pass=$((pass + 1)); echo "ok   a long lms sim run says its iteration and step"
+else
+  fail=$((fail + 1)); echo "FAIL a long lms sim run said nothing of its progress:"
+  sed 's/^/     /' "$said" | head -5
+fi
+rm -f "$big" "$said"
+
 # A trace whose totals would overflow a sum is refused at the line that
 # crosses one, naming the total and its limit (Note [Workload totals]):
 # chunks past 1 PiB (65,536 of the largest once added up to 0 and named a

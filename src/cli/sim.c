@@ -291,6 +291,48 @@ lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
   return LMS_OK;
 }
 
+/* Note [Output of long runs] continued: one run can be long too (a
+ * million references an iteration, settling over many iterations), so
+ * while `lms sim` prints progress, each run reports its iteration and
+ * step from the replay's step hook, at most every PROGRESS_EVERY_S. */
+typedef struct step_progress {
+  int on;
+  double start, said; /* when the command began, and the last line */
+  int iteration;
+  uint32_t nsteps;
+} step_progress_t;
+
+static step_progress_t g_steps;
+
+static double clock_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int on_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
+  (void)ctx;
+  step_progress_t *sp = arg;
+  if (step == 0) sp->iteration++;
+  if ((step & 1023) != 1023) return 0;
+  double now = clock_s();
+  if (now - sp->said < 10.0) return 0;
+  sp->said = now;
+  fprintf(stderr, "lms sim:   iteration %d, step %u of %u (%.0f s so far)\n",
+          sp->iteration, step + 1, sp->nsteps, now - sp->start);
+  return 0;
+}
+
+static lms_status_t run_replay(const lms__workload_t *w, const lms__opts_t *o,
+                               int iterations, int declare,
+                               lms__replay_result_t *out, char *err) {
+  if (!g_steps.on) return lms__replay_run(w, o, iterations, declare, out, err);
+  g_steps.iteration = 0;
+  g_steps.nsteps = w->nsteps;
+  return lms__replay_run_hooked(w, o, iterations, declare, on_step, &g_steps,
+                                out, err);
+}
+
 /* The workload with room for everything: the in-memory reference. */
 lms_status_t lms__sim_in_memory(const lms__workload_t *w,
                                 const lms__opts_t *base, int iterations,
@@ -302,7 +344,7 @@ lms_status_t lms__sim_in_memory(const lms__workload_t *w,
   o.sim_bytes = 0;
   o.trace = o.trace_buf;
   o.trace_buf[0] = '\0';
-  return lms__replay_run(w, &o, iterations, 0, out, err);
+  return run_replay(w, &o, iterations, 0, out, err);
 }
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
@@ -325,7 +367,7 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
                           lms__replay_result_t *out, char *err) {
   lms__opts_t o;
   lms__sim_one_opts(&o, base, link, capacity, policy);
-  return lms__replay_run(w, &o, iterations, declare, out, err);
+  return run_replay(w, &o, iterations, declare, out, err);
 }
 
 /* One row of the shared-link table. */
@@ -512,6 +554,8 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   lms__sim_args_init(&a);
   if (lms__sim_parse_args(argc, argv, &a) != 0) return 2;
   pg.quiet = a.quiet;
+  g_steps = (step_progress_t){.on = !a.quiet, .start = pg.start,
+                              .said = pg.start};
   /* The shared model compares fixed iterations (three unless
    * --iterations says otherwise), and so do the rows beside it. */
   if (a.gpus_per_link > 1 && a.iterations == LMS__REPLAY_SETTLE)
