@@ -189,6 +189,21 @@ expect 2 "more than 1 PiB"  -- options --gpu-limit 1.5PiB
 # and run the program without lms (a text file; an executable).
 expect 2 "is not a shared library" LMS_PRELOAD_LIB="$bad_trace" -- run -- /bin/true
 expect 2 "is not a shared library" LMS_PRELOAD_LIB=/bin/true -- run -- /bin/true
+# An ELF shared library the loader cannot load (a library it needs is
+# gone) is refused too, with the loader's reason.
+libs=$(mktemp -d)
+printf 'int lms_dep(void) { return 1; }\n' >"$libs/dep.c"
+printf 'int lms_dep(void);\nint lms_use(void) { return lms_dep(); }\n' >"$libs/use.c"
+if ${CC:-cc} -shared -fPIC "$libs/dep.c" -o "$libs/liblmsdep.so" 2>/dev/null &&
+   ${CC:-cc} -shared -fPIC "$libs/use.c" -L"$libs" -llmsdep \
+     -o "$libs/libuse.so" 2>/dev/null; then
+  rm "$libs/liblmsdep.so"
+  expect 2 "liblmsdep.so: cannot open shared object file" \
+    LMS_PRELOAD_LIB="$libs/libuse.so" -- run -- /bin/true
+else
+  echo "skip a preload library with a missing dependency: no C compiler (${CC:-cc})"
+fi
+rm -rf "$libs"
 
 # A link so slow that copy times would overflow the clock is refused.
 expect 2 "from 0.001 to 100000" -- sim googlenet --batch 1 --forward --policies ondemand --link 0.000000001

@@ -12,15 +12,19 @@
  * like any other.
  *
  * Bad input (no "--", no command, a program that cannot be found, no
- * interposer) is refused with exit status 2 before anything runs.  The
+ * interposer, or one the dynamic loader cannot load) is refused with exit
+ * status 2 before anything runs.  The
  * options' values were checked by the options parser already; the
  * interposer checks the environment again when it loads. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -121,6 +125,58 @@ static int is_shared_object(const char *path) {
   return 1;
 }
 
+/* 0 if the dynamic loader can load the library at path; otherwise -1
+ * with its reason in why.  An ELF shared object may still not load (a
+ * library it needs is missing, another architecture), and then the
+ * loader only warns and runs the program without it.  So a child process
+ * loads it first, its output discarded, and sends dlerror() back. */
+static int loads(const char *path, char *why, size_t size) {
+  int fd[2];
+  why[0] = '\0';
+  if (pipe(fd) != 0) return 0; /* cannot ask: let the loader decide */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return 0;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL) {
+      const char *e = dlerror();
+      if (e == NULL) e = "dlopen failed";
+      ssize_t n = write(fd[1], e, strlen(e));
+      (void)n;
+    }
+    _exit(h != NULL ? 0 : 3);
+  }
+  close(fd[1]);
+  size_t got = 0;
+  for (;;) {
+    ssize_t n = read(fd[0], why + got, size - 1 - got);
+    if (n > 0 && got + (size_t)n < size - 1) {
+      got += (size_t)n;
+      continue;
+    }
+    if (n > 0) got += (size_t)n;
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  why[got] = '\0';
+  close(fd[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? -1 : 0;
+}
+
 static int find_preload(char *buf, size_t size) {
   const char *env = getenv("LMS_PRELOAD_LIB");
   char guess[PATH_MAX];
@@ -172,6 +228,13 @@ static int find_preload(char *buf, size_t size) {
     fprintf(stderr, "lms run: %s is not a shared library (an ELF shared "
                     "object); accepted: the path of " PRELOAD_NAME
                     " in LMS_PRELOAD_LIB\n", real);
+    return -1;
+  }
+  char why[1024];
+  if (loads(real, why, sizeof why) != 0) {
+    fprintf(stderr, "lms run: the dynamic loader cannot load %s: %s; "
+                    "accepted: an " PRELOAD_NAME " built for this machine, "
+                    "with the libraries it needs\n", real, why);
     return -1;
   }
   if (strlen(real) + 1 > size) {
