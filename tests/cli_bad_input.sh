@@ -276,6 +276,23 @@ expect 2 "the list is 2006 characters long; at most 511" -- report googlenet --l
 expect 2 "the list is 2002 characters long; at most 255" -- tune --workload googlenet --lms-values "1,$huge"
 expect 2 "the list is 2000 characters long; at most 1023" -- sim googlenet --links "$huge"
 
+# 0 if PATTERN shows in FILE while process PID still runs, looking every
+# 50 ms up to TRIES times; the process is stopped either way.
+seen_while_running() {
+  local found=1
+  for _ in $(seq 1 "$4"); do
+    if grep -q "$1" "$2"; then
+      kill -0 "$3" 2>/dev/null && found=0
+      break
+    fi
+    kill -0 "$3" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -TERM "$3" 2>/dev/null
+  wait "$3" 2>/dev/null
+  return $found
+}
+
 # lms sim's rows reach a pipe as each run ends, not at exit (a run killed
 # after 30 minutes had printed nothing): the first row is read while the
 # later runs still go on, and then the command is stopped.  Its whole
@@ -286,16 +303,7 @@ links16=$(printf 'pcie3,%.0s' $(seq 1 15))pcie3
   --quiet 2>/dev/null >"$rows" &
 sim_pid=$!
 early=0
-for _ in $(seq 1 1200); do
-  if grep -q '^pcie3 ' "$rows"; then
-    kill -0 "$sim_pid" 2>/dev/null && early=1
-    break
-  fi
-  kill -0 "$sim_pid" 2>/dev/null || break
-  sleep 0.05
-done
-kill -TERM "$sim_pid" 2>/dev/null
-wait "$sim_pid" 2>/dev/null
+seen_while_running '^pcie3 ' "$rows" "$sim_pid" 1200 && early=1
 if [ "$early" -eq 1 ]; then
   pass=$((pass + 1)); echo "ok   lms sim's first row reached the pipe while it ran"
 else
@@ -322,16 +330,8 @@ said=$(mktemp)
   >/dev/null 2>"$said" &
 sim_pid=$!
 seen=0
-for _ in $(seq 1 2400); do
-  if grep -q 'iteration [0-9]*, step [0-9]* of 20000' "$said"; then
-    seen=1
-    break
-  fi
-  kill -0 "$sim_pid" 2>/dev/null || break
-  sleep 0.05
-done
-kill -TERM "$sim_pid" 2>/dev/null
-wait "$sim_pid" 2>/dev/null
+seen_while_running 'iteration [0-9]*, step [0-9]* of 20000' "$said" \
+  "$sim_pid" 2400 && seen=1
 if [ "$seen" -eq 1 ]; then
   pass=$((pass + 1)); echo "ok   a long lms sim run says its iteration and step"
 else

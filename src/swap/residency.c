@@ -222,6 +222,19 @@ static int uses_done(lms__swap_t *s, const lms_chunk_t *c) {
  * bytes it saves; so the furthest next use among chunks whose users are
  * done is preferred, and the furthest overall taken only when there is
  * none. */
+/* One chunk of a walk in victim order: c itself if it is the choice (not
+ * prefetched, and done with); otherwise NULL, noting the first chunk not
+ * prefetched in *best and the first prefetched in *pf, the fallbacks. */
+static lms_chunk_t *victim_in_order(lms__swap_t *s, lms_chunk_t *c,
+                                    lms_chunk_t **best, lms_chunk_t **pf) {
+  if (c->prefetched) {
+    if (*pf == NULL) *pf = c;
+    return NULL;
+  }
+  if (*best == NULL) *best = c;
+  return uses_done(s, c) ? c : NULL;
+}
+
 static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
   lms_chunk_t *head = s->lru_head;
   if (head == NULL) return NULL;
@@ -239,14 +252,8 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
      * older).  Walking the list to the first done with is that choice
      * without the next use of every chunk: setup, writing each weight
      * into a full device, took O(n) a weight. */
-    for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
-      if (c->prefetched) {
-        if (best_pf == NULL) best_pf = c;
-        continue;
-      }
-      if (best == NULL) best = c;
-      if (uses_done(s, c)) return c;
-    }
+    for (lms_chunk_t *c = head; c != NULL; c = c->lru_next)
+      if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
     return best != NULL ? best : best_pf;
   }
   if (s->use_index) {
@@ -258,12 +265,7 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
          n = lms__avl_next(&s->by_use, n)) {
       lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
       if (need != LMS__NEVER && c->use_key <= need) break;
-      if (c->prefetched) {
-        if (best_pf == NULL) best_pf = c;
-        continue;
-      }
-      if (best == NULL) best = c;
-      if (uses_done(s, c)) return c;
+      if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
     }
     return best != NULL ? best : best_pf;
   }
