@@ -314,10 +314,10 @@ rm -f "$rows"
 expect 2 "--quiet takes no value" -- sim googlenet --quiet=1
 
 # One long run says how far it is, on stderr, every 10 s: a trace of
-# 20,000 steps over 16 iterations runs well past that, and is
+# 100,000 steps over 64 iterations runs well past that, and is
 # stopped once the line has come.
 big=$(mktemp)
-awk 'BEGIN { n = 10000; print "lms-trace 1"; print "workload long";
+awk 'BEGIN { n = 50000; print "lms-trace 1"; print "workload long";
   for (i = 0; i < n; i++) { printf "chunk %d 65536 w%d persistent\n", 2*i, i;
     printf "chunk %d 65536 a%d transient\n", 2*i+1, i }
   print "chunk " 2*n " 65536 in persistent"; prev = 2*n;
@@ -326,11 +326,11 @@ awk 'BEGIN { n = 10000; print "lms-trace 1"; print "workload long";
     printf "step 1000 b%d r:%d r:%d rw:%d\n", i, 2*i+1, back, 2*i }
 }' >"$big"
 said=$(mktemp)
-"$lms" sim "$big" --iterations 16 --links pcie3 --policies schedule \
+"$lms" sim "$big" --iterations 64 --links pcie3 --policies schedule \
   >/dev/null 2>"$said" &
 sim_pid=$!
 seen=0
-seen_while_running 'iteration [0-9]*, step [0-9]* of 20000' "$said" \
+seen_while_running 'iteration [0-9]*, step [0-9]* of 100000' "$said" \
   "$sim_pid" 2400 && seen=1
 if [ "$seen" -eq 1 ]; then
   pass=$((pass + 1)); echo "ok   a long lms sim run says its iteration and step"
