@@ -330,10 +330,8 @@ static void process_pending(lms__devcache_t *dc) {
   }
   void *waiting[PENDING_STREAMS];
   int nwaiting = 0;
-  int streams = PENDING_STREAMS + 1;
   lms__block_t *newer;
-  for (lms__block_t *b = dc->pending_tail; b != NULL && nwaiting < streams;
-       b = newer) {
+  for (lms__block_t *b = dc->pending_tail; b != NULL; b = newer) {
     newer = b->pprev;
     if (b->event == NULL) continue;
     int skip = 0;

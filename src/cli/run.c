@@ -159,15 +159,11 @@ static int loads(const char *path, char *why, size_t size) {
   }
   close(fd[1]);
   size_t got = 0;
-  for (;;) {
+  while (got < size - 1) {
     ssize_t n = read(fd[0], why + got, size - 1 - got);
-    if (n > 0 && got + (size_t)n < size - 1) {
-      got += (size_t)n;
-      continue;
-    }
     if (n > 0) got += (size_t)n;
-    if (n < 0 && errno == EINTR) continue;
-    break;
+    else if (n < 0 && errno == EINTR) continue;
+    else break;
   }
   why[got] = '\0';
   close(fd[0]);
