@@ -934,6 +934,60 @@ Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
   cr_assert(lt(u64, learned, BELADY_CASES));
 }
 
+/* Notes [Chunks whose users are done] and [Range eviction by index] in
+ * residency.c: the indexes must choose the very victims the walks and
+ * scans they replace chose.  Random programs of chunks from 256 KiB to
+ * 6 MiB, or all of 2 MiB + 4 KiB (range eviction is for requests over
+ * 1 MiB; equal sizes make ties), under both policies
+ * with the default prefetch window and under a random budget, replayed
+ * with the indexes and with the walks: the same time and the same bytes
+ * both ways, and the indexes did choose victims. */
+Test(index, victims_match_the_reference_walks, .timeout = 300) {
+  /* Sizes log-uniform, and all equal (ties: one size, one state). */
+  const shape_t shapes[2] = {
+      {.min_size = 256 * 1024, .max_size = 6 * MiB, .transient = 1},
+      {.max_size = 2 * MiB + 4096, .equal_sizes = 1, .transient = 1}};
+  const char *policies[] = {"schedule", "lru"};
+  uint64_t ranges0 = lms__swap_indexed_ranges;
+  uint64_t done0 = lms__swap_indexed_done;
+  for (uint64_t k = 0; k < 16; k++) {
+    uint64_t seed = 0x1d3e0001ull + k;
+    lms__workload_t w;
+    random_workload(seed, &shapes[k % 2], &w);
+    rng_t r = {seed ^ 0x5eedull};
+    uint64_t lo = lms__wl_max_step_bytes(&w) * 11 / 10;
+    uint64_t hi = lms__wl_peak_live_bytes(&w);
+    uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
+    char limit_s[32], what[96];
+    limit_text(limit, limit_s, sizeof limit_s);
+    for (int p = 0; p < 2; p++) {
+      lms__replay_result_t res[2];
+      for (int ref = 0; ref < 2; ref++) {
+        snprintf(what, sizeof what, "seed %llu (limit %s, %s, %s)",
+                 (unsigned long long)seed, limit_s, policies[p],
+                 ref ? "walks" : "indexes");
+        lms_options_t *o = options("gpu-limit", limit_s, "policy",
+                                   policies[p], "sim-bytes", "off", NULL);
+        lms__swap_reference = ref;
+        replay(&w, o, 3, !has_transient(&w), NULL, NULL, &res[ref], what);
+        lms__swap_reference = 0;
+        lms_options_destroy(o);
+      }
+      cr_assert(eq(u64, res[0].last.time_ns, res[1].last.time_ns),
+                "%s: %llu ns with the indexes, %llu with the walks", what,
+                (unsigned long long)res[0].last.time_ns,
+                (unsigned long long)res[1].last.time_ns);
+      cr_assert(eq(u64, res[0].last.bytes_h2d, res[1].last.bytes_h2d), "%s",
+                what);
+      cr_assert(eq(u64, res[0].last.bytes_d2h, res[1].last.bytes_d2h), "%s",
+                what);
+    }
+    lms__wl_free(&w);
+  }
+  cr_assert(gt(u64, lms__swap_indexed_ranges, ranges0));
+  cr_assert(gt(u64, lms__swap_indexed_done, done0));
+}
+
 /* ---- 5. Bytes survive prefetch, eviction and write-back ------------------- */
 
 typedef struct integrity_case {

@@ -38,6 +38,8 @@ typedef struct lms__devcache {
   uint64_t segment_unit;     /* small segments' size and large ones'
                                 rounding; LMS__SMALL_SEGMENT unless set */
   int paged;                 /* Note [Paged large blocks] in devcache.c */
+  size_t large_split;        /* segments for large requests cut into more
+                                than one block */
   size_t small_max;          /* requests up to this share small segments;
                                 LMS__SMALL_REQUEST unless set */
   lms_stats_t *stats;        /* device_reserved, device_allocated,
@@ -121,6 +123,17 @@ void lms__devcache_set_owner(lms__devcache_t *dc, const void *ptr,
                              void *owner);
 /* 1 - largest free block / free bytes within segments (0 when none free). */
 double lms__devcache_fragmentation(const lms__devcache_t *dc);
+/* For the allocated block at ptr: 1 if its segment is for large requests,
+ * and that segment's place in the order segments were made (*seq). */
+int lms__devcache_in_large(const lms__devcache_t *dc, const void *ptr,
+                           uint64_t *seq);
+/* Note [Range eviction by index] in swap/residency.c: 1 while every
+ * segment for large requests is one block and every
+ * stream's pending blocks are in pending_streams; then, 1 in *found if a
+ * free block that could start a run (ready, or pending with an event) of
+ * at least `size` bytes is in such a segment. */
+int lms__devcache_whole_large(const lms__devcache_t *dc, size_t size,
+                              int *found);
 /* Checks the invariants: blocks tile their segments, no two adjacent free
  * ready blocks, trees match the lists, the stats match the blocks.  0 when
  * sound.  For tests. */

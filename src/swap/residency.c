@@ -22,12 +22,16 @@
  * written except by a write-back of a dirty device copy, so no failure can
  * change a chunk's bytes. */
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
 #include "core/stats.h"
 #include "swap/swap.h"
+
+int lms__swap_reference;
+uint64_t lms__swap_indexed_ranges, lms__swap_indexed_done;
 
 static lms_status_t device_error(lms__swap_t *s, lms_status_t st,
                                  const char *what) {
@@ -82,21 +86,78 @@ static int indexed(const lms__swap_t *s, const lms_chunk_t *c) {
   return s->index_built && c->index_gen == s->index_gen;
 }
 
+static int cmp_done(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  return cmp_use(&LMS__CONTAINER_OF(a, lms_chunk_t, done_node)->use_node,
+                 &LMS__CONTAINER_OF(b, lms_chunk_t, done_node)->use_node);
+}
+
+/* Into by_use_done, if indexed, known done and not prefetched. */
+static void done_put(lms__swap_t *s, lms_chunk_t *c) {
+  if (!indexed(s, c) || c->busy_q >= 0 || c->prefetched) return;
+  c->in_done = 1;
+  lms__avl_insert(&s->by_use_done, &c->done_node);
+}
+
+/* By size, clean first, then the newest segment (by_size); with `use`,
+ * the furthest next use before the segment (by_size_use). */
+static int cmp_by_size(const lms_chunk_t *x, const lms_chunk_t *y, int use) {
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  if (x->dirty != y->dirty) return x->dirty ? 1 : -1;
+  if (use && x->use_key != y->use_key) return x->use_key > y->use_key ? -1 : 1;
+  if (x->seg_seq != y->seg_seq) return x->seg_seq > y->seg_seq ? -1 : 1;
+  return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+static int cmp_size(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  return cmp_by_size(LMS__CONTAINER_OF(a, lms_chunk_t, size_node),
+                     LMS__CONTAINER_OF(b, lms_chunk_t, size_node), 0);
+}
+
+static int cmp_sizeu(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  return cmp_by_size(LMS__CONTAINER_OF(a, lms_chunk_t, sizeu_node),
+                     LMS__CONTAINER_OF(b, lms_chunk_t, sizeu_node), 1);
+}
+
 static void index_put(lms__swap_t *s, lms_chunk_t *c) {
   if (!s->index_built) return;
   c->use_key = s->next_use(s->next_use_arg, c);
   c->index_gen = s->index_gen;
+  c->in_done = 0;
+  c->in_sizeu = 0;
   lms__avl_insert(&s->by_use, &c->use_node);
+  done_put(s, c);
+  if (c->seg_large) {
+    c->in_sizeu = 1;
+    lms__avl_insert(&s->by_size_use, &c->sizeu_node);
+  }
 }
 
 static void index_drop(lms__swap_t *s, lms_chunk_t *c) {
   if (!indexed(s, c)) return;
   lms__avl_remove(&s->by_use, &c->use_node);
+  if (c->in_done) lms__avl_remove(&s->by_use_done, &c->done_node);
+  if (c->in_sizeu) lms__avl_remove(&s->by_size_use, &c->sizeu_node);
+  c->in_done = 0;
+  c->in_sizeu = 0;
   c->index_gen = 0;
+}
+
+/* Marks c's device copy clean, keeping by_size and by_size_use in order. */
+static void set_clean(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->dirty) return;
+  int in_size = c->in_lru && c->seg_large;
+  int in_sizeu = indexed(s, c) && c->in_sizeu;
+  if (in_size) lms__avl_remove(&s->by_size, &c->size_node);
+  if (in_sizeu) lms__avl_remove(&s->by_size_use, &c->sizeu_node);
+  c->dirty = 0;
+  if (in_size) lms__avl_insert(&s->by_size, &c->size_node);
+  if (in_sizeu) lms__avl_insert(&s->by_size_use, &c->sizeu_node);
 }
 
 void lms__swap_use_index(lms__swap_t *s, int on) {
   lms__avl_init(&s->by_use, cmp_use);
+  lms__avl_init(&s->by_use_done, cmp_done);
+  lms__avl_init(&s->by_size_use, cmp_sizeu);
   s->index_gen++;
   s->index_built = 0;
   s->use_index = on && s->next_use != NULL;
@@ -115,6 +176,82 @@ void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c) {
   index_put(s, c);
 }
 
+/* Note [Chunks whose users are done]
+ * Victims whose users are done come first (Note [Choosing victims]), and
+ * a walk of by_use that asked each chunk passed over every one still in
+ * use, which with the host far ahead of the device is most of those
+ * released lately: O(n) a walk, at 200,000 references an iteration a
+ * quarter of `lms sim`'s time.  So the LRU list is split by that answer.
+ * A chunk joins it just after its release recorded its use's event, so a
+ * chunk used on one stream joins that stream's queue at the tail, and
+ * each queue is in the order its events complete; a chunk with no use is
+ * done at once.  Before a victim is chosen, each queue gives up its head
+ * while the head's users are done (uses_done: the copy into its block
+ * would not wait), and a chunk given up stays done until it leaves the
+ * list, since whether work is done only ever changes to yes.  The chunks
+ * known done, less those prefetched, are by_use_done, by_use's order: the
+ * first there is the furthest done with, in O(log n).  A chunk used on
+ * several streams, or on a stream past LMS__BUSY_QUEUES, waits in the
+ * last queue, which is asked whole each time, as before.  So each chunk
+ * is asked about once for each time it joins the list, where the walk
+ * asked it at every victim. */
+static void busy_unlink(lms__swap_t *s, lms_chunk_t *c) {
+  if (c->busy_q < 0) return;
+  struct lms__busy_queue *q = &s->busy[c->busy_q];
+  if (c->busy_prev) c->busy_prev->busy_next = c->busy_next;
+  else q->head = c->busy_next;
+  if (c->busy_next) c->busy_next->busy_prev = c->busy_prev;
+  else q->tail = c->busy_prev;
+  c->busy_prev = c->busy_next = NULL;
+  c->busy_q = -1;
+}
+
+static void busy_push(lms__swap_t *s, lms_chunk_t *c) {
+  c->busy_q = -1;
+  c->busy_prev = c->busy_next = NULL;
+  if (c->nuses == 0) return;
+  int q = LMS__BUSY_QUEUES;
+  if (c->nuses == 1) {
+    int free_q = -1;
+    for (int i = 0; i < LMS__BUSY_QUEUES; i++) {
+      if (s->busy[i].head != NULL && s->busy[i].stream == c->uses[0].stream) {
+        free_q = i;
+        break;
+      }
+      if (s->busy[i].head == NULL && free_q < 0) free_q = i;
+    }
+    if (free_q >= 0) q = free_q;
+  }
+  struct lms__busy_queue *bq = &s->busy[q];
+  if (bq->head == NULL && q < LMS__BUSY_QUEUES) bq->stream = c->uses[0].stream;
+  c->busy_q = q;
+  c->busy_prev = bq->tail;
+  if (bq->tail) bq->tail->busy_next = c;
+  else bq->head = c;
+  bq->tail = c;
+}
+
+static int uses_done(lms__swap_t *s, const lms_chunk_t *c);
+
+/* Gives up the heads whose users are done (Note [Chunks whose users are
+ * done]). */
+static void busy_refresh(lms__swap_t *s) {
+  for (int i = 0; i < LMS__BUSY_QUEUES; i++) {
+    lms_chunk_t *c;
+    while ((c = s->busy[i].head) != NULL && uses_done(s, c)) {
+      busy_unlink(s, c);
+      done_put(s, c);
+    }
+  }
+  lms_chunk_t *next;
+  for (lms_chunk_t *c = s->busy[LMS__BUSY_QUEUES].head; c != NULL; c = next) {
+    next = c->busy_next;
+    if (!uses_done(s, c)) continue;
+    busy_unlink(s, c);
+    done_put(s, c);
+  }
+}
+
 static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
   c->lru_tick = ++s->lru_ticks;
   c->lru_next = NULL;
@@ -123,6 +260,8 @@ static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
   else s->lru_head = c;
   s->lru_tail = c;
   c->in_lru = 1;
+  if (c->seg_large) lms__avl_insert(&s->by_size, &c->size_node);
+  busy_push(s, c);
   index_put(s, c);
 }
 
@@ -134,7 +273,9 @@ static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
   else s->lru_tail = c->lru_prev;
   c->lru_prev = c->lru_next = NULL;
   c->in_lru = 0;
+  if (c->seg_large) lms__avl_remove(&s->by_size, &c->size_node);
   index_drop(s, c);
+  busy_unlink(s, c);
 }
 
 /* ---- Setup --------------------------------------------------------------- */
@@ -143,6 +284,9 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
                             const lms__swap_config_t *cfg, char *err) {
   memset(s, 0, sizeof *s);
   lms__avl_init(&s->by_use, cmp_use);
+  lms__avl_init(&s->by_use_done, cmp_done);
+  lms__avl_init(&s->by_size, cmp_size);
+  lms__avl_init(&s->by_size_use, cmp_sizeu);
   s->index_gen = 1;
   s->dev = dev;
   s->err = err;
@@ -261,13 +405,36 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
      * by next use]): the first chunk done with is the furthest of those;
      * failing that the furthest not prefetched, then the furthest. */
     build_index(s);
+    if (lms__swap_reference) {
+      for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
+           n = lms__avl_next(&s->by_use, n)) {
+        lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
+        if (need != LMS__NEVER && c->use_key <= need) break;
+        if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
+      }
+      return best != NULL ? best : best_pf;
+    }
+    busy_refresh(s);
+    lms__avl_node_t *d = lms__avl_first(&s->by_use_done);
+    if (d != NULL) {
+      lms_chunk_t *c = LMS__CONTAINER_OF(d, lms_chunk_t, done_node);
+      if (need == LMS__NEVER || c->use_key > need) {
+        lms__swap_indexed_done++;
+        return c;
+      }
+    }
+    /* None done: the furthest not prefetched, else the furthest. */
     for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
          n = lms__avl_next(&s->by_use, n)) {
       lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
       if (need != LMS__NEVER && c->use_key <= need) break;
-      if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
+      if (c->prefetched) {
+        if (best_pf == NULL) best_pf = c;
+        continue;
+      }
+      return c;
     }
-    return best != NULL ? best : best_pf;
+    return best_pf;
   }
   for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
     uint64_t u = s->next_use(s->next_use_arg, c);
@@ -367,6 +534,87 @@ static void range_visit(void *arg, const void *ptr, size_t size, int allocated,
   b->cost = chunk_cost(r->s, c);
 }
 
+/* Note [Range eviction by index]
+ * The scan below visits every segment at least as large as the request,
+ * and a program that keeps asking for large chunks into a full device
+ * made it O(n) a request: at 400,000 references an iteration a third of
+ * `lms sim`'s time.  But with paged large blocks (Note [Paged large
+ * blocks] in alloc/devcache.c) a segment for large requests is one block,
+ * so a run is one block: a free one (cost 0: nothing is evicted) or one
+ * chunk, whose segment holds the request when its size rounded up does.
+ * Under a schedule the cost of a chunk is its bytes, times 2 if dirty,
+ * times a factor that falls as its next use is further off; so of the
+ * chunks of one size and state the one used furthest ahead costs least,
+ * and every chunk costs at least its bytes.  by_size keeps the indexed
+ * chunks of such segments by (size, clean first, furthest next use): the
+ * cheapest is found by taking, for each size from the request's up, the
+ * first clean and the first dirty chunk, and stopping at the first size
+ * no cheaper than the best so far: O(log n) per size looked at, where the
+ * sizes looked at are those between the request and the cheapest cost.
+ * Ties, chunks of one size, state and next use, go to the one released
+ * earlier, where the scan took the newest segment.  Only while a segment
+ * for large requests was never split, and pending blocks are all in
+ * pending_streams, does this hold; otherwise the scan runs. */
+static lms_status_t evict_range_indexed(lms__swap_t *s, size_t want,
+                                        uint64_t need) {
+  /* Does a chunk's cost depend on its next use, or may a chunk be too
+   * soon needed to go?  Then by_size_use, which needs the index. */
+  int by_use = s->next_use != NULL && !s->flat_use &&
+               (s->policy == LMS_POLICY_SCHEDULE || need != LMS__NEVER);
+  if (by_use && !(s->use_index && s->policy == LMS_POLICY_SCHEDULE))
+    return LMS_ERR_INTERNAL;
+  int found = 0;
+  if (!lms__devcache_whole_large(&s->cache, want, &found))
+    return LMS_ERR_INTERNAL;
+  if (found) return LMS_NOT_READY; /* a free block costs nothing */
+  if (by_use) build_index(s);
+  lms__avl_t *t = by_use ? &s->by_size_use : &s->by_size;
+  size_t off = by_use ? offsetof(lms_chunk_t, sizeu_node)
+                      : offsetof(lms_chunk_t, size_node);
+  lms_chunk_t key = {.size = want - LMS__BLOCK_ROUND + 1, .dirty = 0,
+                     .use_key = UINT64_MAX, .seg_seq = UINT64_MAX,
+                     .serial = 0};
+  lms__avl_node_t *probe = (lms__avl_node_t *)(void *)((char *)&key + off);
+  lms_chunk_t *best = NULL;
+  double best_cost = 0.0;
+  for (;;) {
+    lms__avl_node_t *n = lms__avl_ceil(t, probe);
+    if (n == NULL) break;
+    lms_chunk_t *c = (lms_chunk_t *)(void *)((char *)n - off);
+    /* Every chunk costs at least its bytes. */
+    if (best != NULL && (double)c->size > best_cost) break;
+    size_t size = c->size;
+    for (int dirty = c->dirty; dirty <= 1; dirty++) {
+      if (dirty != c->dirty) {
+        key.size = size;
+        key.dirty = 1;
+        n = lms__avl_ceil(t, probe);
+        if (n == NULL) break;
+        c = (lms_chunk_t *)(void *)((char *)n - off);
+        if (c->size != size) break;
+      }
+      /* The first of its size and state is used furthest ahead: if it is
+       * needed too soon, so are the others. */
+      if (need != LMS__NEVER && s->next_use != NULL &&
+          s->next_use(s->next_use_arg, c) <= need)
+        continue;
+      double cost = chunk_cost(s, c);
+      if (best == NULL || cost < best_cost ||
+          (cost == best_cost && c->seg_seq > best->seg_seq)) {
+        best = c;
+        best_cost = cost;
+      }
+    }
+    if (size == SIZE_MAX) break;
+    key.size = size + 1;
+    key.dirty = 0;
+  }
+  if (best == NULL) return LMS_NOT_READY;
+  lms__swap_indexed_ranges++;
+  LMS_CHECK(evict(s, best));
+  return LMS_OK;
+}
+
 /* Evicts the cheapest run of chunks that makes room for `size`; LMS_OK
  * if it evicted one (the caller tries again), LMS_NOT_READY if no run
  * would do. */
@@ -374,6 +622,10 @@ static lms_status_t evict_range(lms__swap_t *s, size_t size, uint64_t need) {
   range_scan_t r = {.s = s, .need = need};
   size_t want = (size + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND *
                 LMS__BLOCK_ROUND;
+  if (!lms__swap_reference) {
+    lms_status_t ist = evict_range_indexed(s, want, need);
+    if (ist != LMS_ERR_INTERNAL) return ist;
+  }
   /* A run lies within one segment: smaller ones cannot hold it, and are
    * not worth the cost of their chunks (with a segment a large chunk,
    * that is most of them). */
@@ -556,7 +808,7 @@ static lms_status_t write_home(lms__swap_t *s, lms_chunk_t *c) {
     c->home_pending = 0;
   }
   c->home_unknown = 0; /* later d2h work orders after any earlier copy */
-  c->dirty = 0;
+  set_clean(s, c);
   lms__stat_add(&s->stats.bytes_d2h, (int64_t)c->size);
   lms__stat_add(&s->stats.swaps_out, 1);
   LMS_LOG(DEBUG, SWAP, "write-back %zu bytes from %p to %p", c->size, c->dptr,
@@ -592,6 +844,7 @@ static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
     /* Nothing was ever written: there is nothing to bring in. */
     c->dptr = block;
     lms__devcache_set_owner(&s->cache, block, c);
+    c->seg_large = lms__devcache_in_large(&s->cache, block, &c->seg_seq);
     c->dirty = 0;
     c->ready_pending = 0;
     lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
@@ -631,6 +884,7 @@ static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
   }
   c->dptr = block;
   lms__devcache_set_owner(&s->cache, block, c);
+  c->seg_large = lms__devcache_in_large(&s->cache, block, &c->seg_seq);
   c->dirty = 0;
   lms__registry_add(&s->registry, &c->dev_reg, block, c->size, c);
   lms__stat_add(&s->stats.resident_bytes, (int64_t)c->size);
@@ -664,9 +918,23 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
      * prefetched ones, walking past the same chunks each time.  Nothing
      * here moves the device's clock, so which are done does not change:
      * three walks take them in that same order (Note [Victims by next
-     * use]), O((n + victims) log n) in all. */
+     * use]): the first over by_use_done alone, O((victims + 1) log n);
+     * the other two over by_use, the second passing only prefetched
+     * chunks. */
     build_index(s);
-    for (int pass = 0; pass < 3 && room_short(s, bytes); pass++) {
+    busy_refresh(s);
+    /* Pass 0 walks the chunks done with alone (Note [Chunks whose users
+     * are done]). */
+    lms__avl_node_t *dn = lms__avl_first(&s->by_use_done);
+    while (!lms__swap_reference && dn != NULL && room_short(s, bytes)) {
+      lms_chunk_t *c = LMS__CONTAINER_OF(dn, lms_chunk_t, done_node);
+      if (after != LMS__NEVER && c->use_key <= after) break;
+      dn = lms__avl_next(&s->by_use_done, dn);
+      lms__swap_indexed_done++;
+      LMS_CHECK(evict(s, c));
+    }
+    for (int pass = lms__swap_reference ? 0 : 1; pass < 3 && room_short(s, bytes);
+         pass++) {
       lms__avl_node_t *n = lms__avl_first(&s->by_use);
       while (n != NULL && room_short(s, bytes)) {
         lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
@@ -1148,7 +1416,7 @@ lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
     return LMS_ERR_BUSY;
   }
   c->has_data = 0;
-  c->dirty = 0;
+  set_clean(s, c);
   if (c->host_homed && c->dptr != NULL) return evict(s, c);
   return LMS_OK;
 }
