@@ -31,12 +31,14 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "core/avl.h"
 #include "core/log.h"
 
 typedef struct slab {
   char *raw;         /* what host_alloc returned */
   char *start, *end; /* the extent handed to jemalloc */
   struct slab *next;
+  lms__avl_node_t node; /* in by_end */
 } slab_t;
 
 struct lms__hostpool {
@@ -49,7 +51,17 @@ struct lms__hostpool {
   uint64_t failures; /* host_alloc calls the device refused */
   pthread_mutex_t lock; /* slabs and pinned; hooks run on any thread */
   slab_t *slabs;
+  /* The slabs by end address: the merge hook finds a slab in O(log n)
+   * (a walk of the list, with 250,000 chunks in the pool, was 40 % of
+   * `lms sim`'s time); slabs never overlap. */
+  lms__avl_t by_end;
 };
+
+static int cmp_end(const lms__avl_node_t *a, const lms__avl_node_t *b) {
+  const slab_t *x = LMS__CONTAINER_OF(a, slab_t, node);
+  const slab_t *y = LMS__CONTAINER_OF(b, slab_t, node);
+  return x->end < y->end ? -1 : x->end > y->end;
+}
 
 static lms__hostpool_t *pool_of(extent_hooks_t *h) {
   return (lms__hostpool_t *)(void *)h;
@@ -90,6 +102,7 @@ static void *hook_alloc(extent_hooks_t *h, void *new_addr, size_t size,
   s->end = s->start + size;
   s->next = hp->slabs;
   hp->slabs = s;
+  lms__avl_insert(&hp->by_end, &s->node);
   hp->pinned += size + extra;
   pthread_mutex_unlock(&hp->lock);
   *zero = false;
@@ -136,12 +149,13 @@ static bool hook_merge(extent_hooks_t *h, void *addr_a, size_t size_a,
   lms__hostpool_t *hp = pool_of(h);
   if ((char *)addr_a + size_a != (char *)addr_b) return true;
   bool refuse = true;
+  /* The slab holding addr_a is the one that ends first past it. */
+  slab_t probe = {.end = (char *)addr_a + 1};
   pthread_mutex_lock(&hp->lock);
-  for (slab_t *s = hp->slabs; s != NULL; s = s->next) {
-    if ((char *)addr_a >= s->start && (char *)addr_a < s->end) {
-      refuse = !((char *)addr_b < s->end);
-      break;
-    }
+  lms__avl_node_t *n = lms__avl_ceil(&hp->by_end, &probe.node);
+  if (n != NULL) {
+    const slab_t *s = LMS__CONTAINER_OF(n, slab_t, node);
+    if ((char *)addr_a >= s->start) refuse = !((char *)addr_b < s->end);
   }
   pthread_mutex_unlock(&hp->lock);
   return refuse;
@@ -156,6 +170,7 @@ static void free_slabs(lms__hostpool_t *hp) {
     free(s);
   }
   hp->slabs = NULL;
+  lms__avl_init(&hp->by_end, cmp_end);
   hp->pinned = 0;
 }
 
@@ -177,6 +192,7 @@ lms_status_t lms__hostpool_create(lms_dev_t *dev, uint64_t limit,
   hp->hooks.merge = hook_merge;
   hp->dev = dev;
   hp->limit = limit;
+  lms__avl_init(&hp->by_end, cmp_end);
   pthread_mutex_init(&hp->lock, NULL);
   extent_hooks_t *hooks = &hp->hooks;
   size_t sz = sizeof hp->arena;
