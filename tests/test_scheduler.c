@@ -935,14 +935,15 @@ Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
 }
 
 /* Notes [Chunks whose users are done] and [Range eviction by index] in
- * residency.c: the indexes must choose the very victims the walks and
- * scans they replace chose.  Random programs of chunks from 256 KiB to
+ * residency.c and [Walking only what the window acts on] in plan.c: the
+ * indexes must choose the very victims, and prefetch the very chunks, the
+ * walks and scans they replace chose.  Random programs of chunks from 256 KiB to
  * 6 MiB, or all of 2 MiB + 4 KiB (range eviction is for requests over
  * 1 MiB; equal sizes make ties), under both policies
  * with the default prefetch window and under a random budget, replayed
  * with the indexes and with the walks: the same time and the same bytes
  * both ways, and the indexes did choose victims. */
-Test(index, victims_match_the_reference_walks, .timeout = 300) {
+Test(index, choices_match_the_reference_walks, .timeout = 300) {
   /* Sizes log-uniform, and all equal (ties: one size, one state). */
   const shape_t shapes[2] = {
       {.min_size = 256 * 1024, .max_size = 6 * MiB, .transient = 1},

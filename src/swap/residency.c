@@ -772,6 +772,7 @@ static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
   c->ready_pending = 0;
   clear_uses(s, c);
   if (c->host_homed) lms__stat_add(&s->stats.resident_bytes, -(int64_t)c->size);
+  if (s->on_change != NULL) s->on_change(s->next_use_arg, c);
 }
 
 /* Writes c home if dirty, then gives up its block.  c is resident,
@@ -1024,6 +1025,7 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
   LMS_CHECK(swap_in_to(s, c, block, 1));
   c->prefetched = 1;
   lru_push(s, c);
+  if (s->on_change != NULL) s->on_change(s->next_use_arg, c);
   lms__stat_add(&s->stats.prefetches, 1);
   return LMS_OK;
 }

@@ -93,6 +93,9 @@ typedef struct lms__swap {
   lms__policy_t policy;
   lms__next_use_fn next_use;   /* NULL: no schedule */
   void *next_use_arg;
+  /* Told, with next_use_arg, when a chunk may have come to matter to the
+   * window (Note [Walking only what the window acts on] in plan.c). */
+  void (*on_change)(void *arg, const lms_chunk_t *c);
   uint64_t serial;             /* the last serial handed out */
   uint64_t step;               /* the schedule's current step (plan.c) */
   lms__devcache_t cache;
@@ -140,10 +143,11 @@ typedef struct lms__swap_config {
   lms__policy_t policy;
 } lms__swap_config_t;
 
-/* For tests: nonzero makes victim choice walk and scan as it did before
- * the indexes of Notes [Chunks whose users are done] and [Range eviction
- * by index] (residency.c), which must choose the same chunks; the
- * counters say how often the indexes chose. */
+/* For tests: nonzero makes victim choice and the window walk and scan as
+ * they did before the indexes of Notes [Chunks whose users are done] and
+ * [Range eviction by index] (residency.c) and [Walking only what the
+ * window acts on] (graph/plan.c), which must choose the same chunks; the
+ * counters say how often the victim indexes chose. */
 extern int lms__swap_reference;
 extern uint64_t lms__swap_indexed_ranges, lms__swap_indexed_done;
 
