@@ -361,5 +361,35 @@ expect 2 "(10^7 s)" -- tune --workload "$tot"
   for i in $(seq 1 17); do echo 'step 1 s rw:0'; done; } >"$tot"
 expect 2 ":19: reference 'rw:0' brings the bytes the steps name to more than 4503599627370496 (4 PiB) in all" -- sim "$tot"
 
+# The command is the first word that names one, past the values of the
+# options before it: a report written into a directory called "sim" is a
+# report ("--out sim" once made it a sim run, "unknown option '--out'").
+cmd_dir=$(mktemp -d)
+{ echo 'lms-trace 1'; echo 'chunk 0 1048576 a persistent'
+  echo 'chunk 1 1048576 b persistent'
+  echo 'step 1000 s0 r:0'; echo 'step 1000 s1 rw:1'; } >"$cmd_dir/two.trace"
+cd "$cmd_dir" || exit 1
+expect 0 "wrote sim/report.md" -- --gpu-limit 2MiB report two.trace --links pcie3 --out sim
+expect 0 "wrote sim/report.md" -- report two.trace --out sim --gpu-limit 2MiB --links pcie3
+expect 0 "wrote report/report.md" -- report two.trace --out report --gpu-limit 2MiB --links pcie3
+cd - >/dev/null || exit 1
+rm -rf "$cmd_dir"
+# lms --version is lms version; lms COMMAND --help is that command's help,
+# not every command's.
+expect 0 "$("$lms" version)" -- --version
+expect 0 "usage: lms [OPTIONS] sim" -- sim --help
+expect 0 "--gpu-limit SIZE" -- sim --help
+expect 0 "usage: lms [OPTIONS] report" -- --gpu-limit 1GiB report --help
+expect 0 "usage: lms [OPTIONS] COMMAND" -- --help
+words='demo|sim|bench|tune|report|run|options|help|version'
+for c in demo sim bench tune report run options; do
+  others=$("$lms" "$c" --help | grep -E "^  ($words)( |$)" | grep -vc "^  $c\b" || true)
+  if [ "$others" -eq 0 ] && "$lms" "$c" --help | grep -q "^  $c\b"; then
+    pass=$((pass + 1)); echo "ok   lms $c --help is $c's alone"
+  else
+    fail=$((fail + 1)); echo "FAIL lms $c --help: $others lines of other commands' help"
+  fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

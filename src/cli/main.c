@@ -5,7 +5,8 @@
  *   lms [OPTIONS] run -- CMD  a CUDA program under the LD_PRELOAD interposer
  *   lms [OPTIONS] options   print the effective settings
  *   lms help | --help       commands and every option
- *   lms version
+ *   lms COMMAND --help      that command
+ *   lms version | --version
  *
  * Options may come before or after the command; LMS_* variables are read
  * first and flags override them.
@@ -31,81 +32,135 @@
 #include "core/options.h"
 #include "device/device.h"
 
+/* Each command's part of the help: `lms help` prints them all, `lms CMD
+ * --help` its own. */
+typedef struct cmd_help {
+  const char *cmd;
+  const char *text;
+} cmd_help_t;
+
+static const cmd_help_t g_help[] = {
+    {"demo",
+     "  demo [--out DIR]\n"
+     "            forward and backward of a GoogleNet-shaped network larger "
+     "than the GPU limit,\n"
+     "            on the simulated device, over several links; ends by "
+     "writing the\n"
+     "            NVLink vs PCIe report in DIR (default lms-report)\n"},
+    {"sim",
+     "  sim WORKLOAD|TRACE [--batch N] [--size N] [--train|--forward]\n"
+     "            [--links L,..] [--policies P,..] [--capacities SIZE,..]\n"
+     "            [--iterations N] [--device-tflops T] [--declare] "
+     "[--json PATH|-]\n"
+     "            [--gpus-per-link N]  N GPUs (1-8) share one host link\n"
+     "            [--discard-dead]  lms_discard each blob after its last "
+     "use\n"
+     "            [--calibrate-busy PCT]  scale compute so that the first "
+     "run is busy\n"
+     "            PCT % of its time, as a measured profile says\n"
+     "            [--quiet]  no progress lines on stderr (written once a "
+     "sweep takes\n"
+     "            more than 2 s); rows are written as each run ends\n"
+     "            replay a built-in workload (googlenet, unet3d) or a trace "
+     "on the\n"
+     "            simulated device and compare policies and links, each "
+     "run's settled\n"
+     "            iteration (or the Nth) against the least time any policy "
+     "can take\n"},
+    {"bench",
+     "  bench link\n"
+     "            on a GPU: host-to-device, device-to-host and both, 64 KiB "
+     "to 1 GiB,\n"
+     "            through the swap path and plain cudaMemcpyAsync\n"
+     "  bench net [--batch N,..] [--size N] [--forward|--train] "
+     "[--iterations N]\n"
+     "            [--configs plain,lms:KB,..] [--trace-dir DIR] "
+     "[--discard]\n"
+     "            on a GPU: GoogLeNet on cuDNN and cuBLAS with and without "
+     "lms,\n"
+     "            under --gpu-limit (default 16GiB), with the simulator's "
+     "prediction\n"
+     "  bench overlap\n"
+     "            on a GPU: a compute-bound loop over twice --gpu-limit "
+     "(default 4GiB),\n"
+     "            in memory and through lms\n"},
+    {"tune",
+     "  tune --workload NAME|TRACE [sim flags] | tune -- CMD ARGS\n"
+     "            [--lms-values KB,..] [--frac-values F,..] "
+     "[--window-values W;..]\n"
+     "            find the fastest -lms, -lms_frac and prefetch window\n"},
+    {"report",
+     "  report WORKLOAD|TRACE | report --stats RUN.json --trace RUN.trace\n"
+     "            [--out DIR] [--steps FIRST:COUNT] [--links L,..] "
+     "[sim flags]\n"
+     "            [--compare-links [--native LINK=STATS] "
+     "[--emulated LINK=STATS]]\n"
+     "            a Markdown and HTML report with PNG charts (gnuplot): a "
+     "timeline of\n"
+     "            kernels and copies, bytes, time and GPU busy per link; "
+     "measured vs\n"
+     "            predicted; --compare-links: NVLink vs PCIe side by side\n"},
+    {"run",
+     "  run [--stats] -- CMD ARGS\n"
+     "            run an unmodified CUDA program under --gpu-limit "
+     "(liblms_preload.so);\n"
+     "            --stats prints a one-line summary at its exit\n"},
+    {"options",
+     "  options   print the effective settings (defaults, LMS_* variables, "
+     "flags)\n"},
+    {"help", "  help      this text; lms COMMAND --help: that command's\n"},
+    {"version", "  version   the version (also lms --version)\n"},
+};
+
+#define NCOMMANDS (sizeof g_help / sizeof g_help[0])
+
+static const char g_exit_help[] =
+    "exit status: 0 done; 2 bad input, refused before any work starts; 1 a "
+    "failure\n"
+    "            during the work; lms run: the program's own\n";
+
+static int is_command(const char *word) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(word, g_help[i].cmd) == 0) return 1;
+  return 0;
+}
+
+/* `lms help`: every command, then every option. */
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: lms [OPTIONS] COMMAND\n"
-          "commands:\n"
-          "  demo [--out DIR]\n"
-          "            forward and backward of a GoogleNet-shaped network "
-          "larger than the GPU limit,\n"
-          "            on the simulated device, over several links; ends by "
-          "writing the\n"
-          "            NVLink vs PCIe report in DIR (default lms-report)\n"
-          "  sim WORKLOAD|TRACE [--batch N] [--size N] [--train|--forward]\n"
-          "            [--links L,..] [--policies P,..] [--capacities SIZE,..]\n"
-          "            [--iterations N] [--device-tflops T] [--declare] "
-          "[--json PATH|-]\n"
-          "            [--gpus-per-link N]  N GPUs (1-8) share one host link\n"
-          "            [--discard-dead]  lms_discard each blob after its last "
-          "use\n"
-          "            [--calibrate-busy PCT]  scale compute so that the first "
-          "run is busy\n"
-          "            PCT %% of its time, as a measured profile says\n"
-          "            [--quiet]  no progress lines on stderr (written once "
-          "a sweep takes\n"
-          "            more than 2 s); rows are written as each run ends\n"
-          "            replay a built-in workload (googlenet, unet3d) or a "
-          "trace on the\n"
-          "            simulated device and compare policies and links, each "
-          "run's settled\n"
-          "            iteration (or the Nth) against the least time any policy "
-          "can take\n"
-          "  bench link\n"
-          "            on a GPU: host-to-device, device-to-host and both, 64 KiB "
-          "to 1 GiB,\n"
-          "            through the swap path and plain cudaMemcpyAsync\n"
-          "  bench net [--batch N,..] [--size N] [--forward|--train] "
-          "[--iterations N]\n"
-          "            [--configs plain,lms:KB,..] [--trace-dir DIR] "
-          "[--discard]\n"
-          "            on a GPU: GoogLeNet on cuDNN and cuBLAS with and "
-          "without lms,\n"
-          "            under --gpu-limit (default 16GiB), with the "
-          "simulator's prediction\n"
-          "  bench overlap\n"
-          "            on a GPU: a compute-bound loop over twice --gpu-limit "
-          "(default 4GiB),\n"
-          "            in memory and through lms\n"
-          "  tune --workload NAME|TRACE [sim flags] | tune -- CMD ARGS\n"
-          "            [--lms-values KB,..] [--frac-values F,..] "
-          "[--window-values W;..]\n"
-          "            find the fastest -lms, -lms_frac and prefetch window\n"
-          "  report WORKLOAD|TRACE | report --stats RUN.json --trace "
-          "RUN.trace\n"
-          "            [--out DIR] [--steps FIRST:COUNT] [--links L,..] "
-          "[sim flags]\n"
-          "            [--compare-links [--native LINK=STATS] "
-          "[--emulated LINK=STATS]]\n"
-          "            a Markdown and HTML report with PNG charts (gnuplot): "
-          "a timeline of\n"
-          "            kernels and copies, bytes, time and GPU busy per link; "
-          "measured vs\n"
-          "            predicted; --compare-links: NVLink vs PCIe side by "
-          "side\n"
-          "  run [--stats] -- CMD ARGS\n"
-          "            run an unmodified CUDA program under --gpu-limit "
-          "(liblms_preload.so);\n"
-          "            --stats prints a one-line summary at its exit\n"
-          "  options   print the effective settings (defaults, LMS_* "
-          "variables, flags)\n"
-          "  help      this text\n"
-          "  version   the version\n"
-          "exit status: 0 done; 2 bad input, refused before any work "
-          "starts; 1 a failure\n"
-          "            during the work; lms run: the program's own\n\n");
+  fprintf(f, "usage: lms [OPTIONS] COMMAND\ncommands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++) fputs(g_help[i].text, f);
+  fprintf(f, "%s\n", g_exit_help);
   char buf[8192];
   lms_options_help(buf, sizeof buf);
   fputs(buf, f);
+}
+
+/* `lms CMD --help`: that command, then where the options common to every
+ * command are. */
+static void command_usage(FILE *f, const char *cmd) {
+  fprintf(f, "usage: lms [OPTIONS] %s\n", cmd);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(cmd, g_help[i].cmd) == 0) fputs(g_help[i].text, f);
+  char buf[2048];
+  lms__options_brief(buf, sizeof buf);
+  fprintf(f,
+          "OPTIONS, for every command (lms help says what each does and "
+          "its default):\n%s%s",
+          buf, g_exit_help);
+}
+
+/* The command word: the first word that names a command, past the values
+ * of the options before it, and before "--" (what follows is another
+ * program's).  A word that names a command later on is an argument
+ * ("lms report googlenet --out sim"); -1 if there is none. */
+static int find_command(int argc, char **argv) {
+  for (int i = 1; i < argc;) {
+    int span = lms__options_arg_span(argc, argv, i);
+    if (span < 0) return -1;
+    if (span == 0 && is_command(argv[i])) return i;
+    i += span > 0 ? span : 1;
+  }
+  return -1;
 }
 
 int main(int argc, char **argv) {
@@ -118,21 +173,26 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lms: out of memory\n");
     return 1;
   }
+  int ci = find_command(argc, argv);
+  const char *word = ci > 0 ? argv[ci] : "";
   /* What follows "--" is another program's (tune, run). */
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
+      if (ci > 0 && strcmp(word, "help") != 0) command_usage(stdout, word);
+      else usage(stdout);
+      lms_options_destroy(opts);
+      return 0;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("lms %d.%d.%d\n", LMS_VERSION_MAJOR, LMS_VERSION_MINOR,
+             LMS_VERSION_PATCH);
       lms_options_destroy(opts);
       return 0;
     }
   }
   /* `lms sim` has flags of its own: set them aside for it. */
-  int is_sim = 0, is_report = 0;
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    if (strcmp(argv[i], "sim") == 0 || strcmp(argv[i], "tune") == 0) is_sim = 1;
-    if (strcmp(argv[i], "report") == 0 || strcmp(argv[i], "demo") == 0)
-      is_report = 1;
-  }
+  int is_sim = strcmp(word, "sim") == 0 || strcmp(word, "tune") == 0;
+  int is_report = strcmp(word, "report") == 0 || strcmp(word, "demo") == 0;
   char **sim_argv = calloc((size_t)argc + 1, sizeof *sim_argv);
   int sim_argc = 0;
   if (sim_argv == NULL) {
@@ -140,11 +200,7 @@ int main(int argc, char **argv) {
     lms_options_destroy(opts);
     return 1;
   }
-  int is_bench = 0, is_run = 0;
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    if (strcmp(argv[i], "bench") == 0) is_bench = 1;
-    if (strcmp(argv[i], "run") == 0) is_run = 1;
-  }
+  int is_bench = strcmp(word, "bench") == 0, is_run = strcmp(word, "run") == 0;
   char **given = NULL; /* `lms run`: the command line as typed */
   if (is_run) {
     sim_argc = lms__run_extract_args(&argc, argv, sim_argv);

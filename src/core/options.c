@@ -851,6 +851,14 @@ static void classify(int argc, char **argv, int i, arg_t *a) {
   a->cls = ARG_FLAG;
 }
 
+int lms__options_arg_span(int argc, char **argv, int i) {
+  arg_t a;
+  classify(argc, argv, i, &a);
+  if (a.cls == ARG_END) return -1;
+  if (a.cls == ARG_WORD) return 0;
+  return a.span;
+}
+
 lms_status_t lms_options_parse_args(lms_options_t *opts, int *argc,
                                     char **argv) {
   if (opts == NULL) return LMS_ERR_INVALID;
@@ -1003,6 +1011,31 @@ static void flag_spellings(char *buf, size_t size, const opt_meta_t *m) {
     if (names[k] != NULL)
       tb_printf(&t, "%s--%s", t.len > 0 ? ", " : "", names[k]);
   tb_printf(&t, " %s", m->meta);
+}
+
+size_t lms__options_brief(char *buf, size_t size) {
+  textbuf_t t;
+  tb_init(&t, buf, size);
+  size_t line = 0;
+  for (int id = 0; id < LMS__OPT_COUNT; id++) {
+    const opt_meta_t *m = &g_meta[id];
+    /* The first spelling and what it takes: "-lms KB", "--gpu-limit SIZE". */
+    char one[96];
+    snprintf(one, sizeof one, "%s%s %s",
+             strchr(m->flag, '-') == NULL ? "-" : "--", m->flag, m->meta);
+    size_t n = strlen(one) + 2;
+    if (line > 0 && line + n > 78) {
+      tb_printf(&t, ",\n");
+      line = 0;
+    } else if (line > 0) {
+      tb_printf(&t, ", ");
+    }
+    if (line == 0) tb_printf(&t, "  ");
+    tb_printf(&t, "%s", one);
+    line += n;
+  }
+  tb_printf(&t, "\n");
+  return t.len;
 }
 
 size_t lms_options_help(char *buf, size_t size) {

@@ -155,4 +155,12 @@ lms_status_t lms__parse_kb(const char *what, const char *text, int64_t *out,
 lms_status_t lms__parse_bool(const char *what, const char *text, int *out,
                              char *err);
 
+/* What argv[i] is to lms_options_parse_args: 0 a word (not an option), -1
+ * "--" (the end of the options), else how many entries it takes (2 for
+ * an option with its value after it, 1 for "--name=value" or an option it
+ * does not know). */
+int lms__options_arg_span(int argc, char **argv, int i);
+/* Every option's first spelling and what it takes, a few to a line. */
+size_t lms__options_brief(char *buf, size_t size);
+
 #endif
