@@ -62,15 +62,3 @@ foreach(case ${LMS_PRELOAD_TESTS})
   set_tests_properties(preload_${case} PROPERTIES LABELS cpu TIMEOUT 300
     ENVIRONMENT "PT_PRELOAD=$<TARGET_FILE:lms_preload>;PT_DOUBLE_DIR=${CMAKE_BINARY_DIR}/double;PT_LINKED=$<TARGET_FILE:preload_prog_linked>;PT_DL=$<TARGET_FILE:preload_prog_dl>;PT_LMS=$<TARGET_FILE:lms_cli>;PT_SHADOW_B=$<TARGET_FILE:shadow_b>;PT_SAN_RT=${_san_rt}")
 endforeach()
-
-# The launch-period learner alone (src/core/period.c): no driver needed.
-if(CRITERION_FOUND)
-  add_executable(test_period ${_dd}/test_period.c
-    ${CMAKE_SOURCE_DIR}/src/core/period.c)
-  target_include_directories(test_period PRIVATE ${CMAKE_SOURCE_DIR}/src
-    ${CMAKE_SOURCE_DIR}/include)
-  target_include_directories(test_period SYSTEM PRIVATE ${LMS_CUDA_H_DIR})
-  target_link_libraries(test_period PRIVATE PkgConfig::CRITERION)
-  add_test(NAME test_period COMMAND test_period --jobs 2)
-  set_tests_properties(test_period PROPERTIES LABELS cpu TIMEOUT 300)
-endif()
