@@ -11,21 +11,13 @@
 #include <stdint.h>
 
 #include "core/avl.h"
+#include "core/placement.h"
 #include "device/device.h"
 #include "lms/lms.h"
 
 /* ---- Placement ------------------------------------------------------- */
 
-typedef struct lms__placement {
-  int64_t lms_kb;     /* -lms: size threshold in KB; < 0 is off */
-  double frac;        /* -lms_frac: fill level before offloading starts */
-  uint64_t capacity;  /* the device budget the fraction is of */
-} lms__placement_t;
-
-/* caffe-ibm's rule: host-homed iff LMS is on, size >= lms_kb * 1024 and
- * the device demand (in_use + size) exceeds frac * capacity. */
-int lms__place_on_host(const lms__placement_t *p, uint64_t size,
-                       uint64_t in_use);
+/* lms__placement_t and lms__place_on_host: core/placement.h. */
 
 /* ---- Device caching allocator ---------------------------------------- */
 

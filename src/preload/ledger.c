@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/placement.h"
 #include "preload/preload.h"
 
 typedef struct slot {
@@ -100,9 +101,10 @@ int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
   pthread_mutex_lock(&g_lock);
   uint64_t demand = g_st.device_bytes + size;
   int fits = limit == 0 || (demand >= size && demand <= limit);
-  if (fits && lms_kb >= 0 && capacity > 0 &&
-      size >= (uint64_t)lms_kb * 1024u &&
-      (double)demand > lms_frac * (double)capacity)
+  /* The one placement rule (core/placement.h). */
+  lms__placement_t p = {.lms_kb = lms_kb, .frac = lms_frac,
+                        .capacity = capacity};
+  if (fits && capacity > 0 && lms__place_on_host(&p, size, g_st.device_bytes))
     fits = 0;
   if (fits) g_st.device_bytes = demand; /* the peak moves once it is real */
   pthread_mutex_unlock(&g_lock);

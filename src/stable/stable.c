@@ -17,6 +17,7 @@
 
 #include "core/log.h"
 #include "core/period.h"
+#include "core/placement.h"
 
 enum { KIND_DEVICE = 0, KIND_MANAGED = 1 };
 
@@ -657,10 +658,12 @@ static block_t *new_block(lms__stable_t *s, uint64_t ptr, uint64_t size,
  * is needed]).  What still does not fit, or
  * what the driver itself refuses, is served from managed memory preferred
  * on the host and read in place by the device. */
+/* The one placement rule (core/placement.h), over the bytes live on the
+ * device. */
 static int wants_host(lms__stable_t *s, uint64_t size) {
-  if (s->cfg.lms_kb < 0 || size < (uint64_t)s->cfg.lms_kb * 1024u) return 0;
-  double demand = (double)(s->st.device_live + size);
-  return demand > s->cfg.lms_frac * (double)s->limit;
+  lms__placement_t p = {.lms_kb = s->cfg.lms_kb, .frac = s->cfg.lms_frac,
+                        .capacity = s->limit};
+  return lms__place_on_host(&p, size, s->st.device_live);
 }
 
 static int device_fits(lms__stable_t *s, uint64_t size) {

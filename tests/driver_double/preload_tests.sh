@@ -226,7 +226,17 @@ lms_rule)
   check "4 managed" stat_is managed_allocs 4
   run_pre LMS_GPU_LIMIT=64MiB LMS_KB=16384 LMS_FRAC=0.5 LMS_PREFETCH_WINDOW=0 \
     LMS_STATS_LINE=1 -- "$dl" procaddr oversub 64 1
-  check "chunks under -lms stay on the device" stat_is managed_allocs 0 ;;
+  check "chunks under -lms stay on the device" stat_is managed_allocs 0
+  # The one placement rule (core/placement.h), on the decimal edge:
+  # -lms_frac 0.29 of 800 MiB is exactly 232 MiB, 29 chunks of 8 MiB, and
+  # the 29th brings demand exactly there, not past it (the product in
+  # doubles lands under 232 MiB; the preload's own copy of the rule sent
+  # the 29th to managed memory, where handle mode kept it on the device).
+  run_pre CUDOUBLE_MEMORY=1G LMS_GPU_LIMIT=800MiB LMS_KB=0 LMS_FRAC=0.29 \
+    LMS_PREFETCH_WINDOW=0 LMS_STATS_LINE=1 -- "$dl" procaddr oversub 40 8
+  check "completes on the decimal edge" status_is 0
+  check "device peak exactly 0.29 of 800 MiB" stat_is device_peak 243269632
+  check "the 11 past it managed" stat_is managed_allocs 11 ;;
 async)
   run_pre LMS_GPU_LIMIT=32MiB LMS_STATS_LINE=1 -- "$dl" procaddr async 32
   check "stream-ordered, pool, pitched, managed (per-thread forms)" status_is 0

@@ -441,3 +441,26 @@ Test(learned, dead_resident_blocks_are_dropped_uncopied_before_live_ones_move) {
   for (unsigned i = 1; i < 4; i++)
     cr_assert(check(m[i], 8 * MiB, i), "block %u changed", i);
 }
+
+/* The one placement rule (core/placement.h) through this front end, on a
+ * case tests/test_placement.c checks on the rule itself: -lms_frac 0.57 of
+ * a 100 MiB limit is exactly 57 MiB, and a block that brings the device
+ * exactly there is not past it, so it stays on the device; one more byte
+ * is.  (The product 0.57 x 100 MiB in doubles lands under 57 MiB: the
+ * allocator's own copy of the rule put the 1 MiB block in managed memory,
+ * where handle mode kept it on the device.) */
+Test(stable, the_decimal_edge_of_lms_frac_is_the_rule_of_every_front_end) {
+  env("100M", NULL);
+  setenv("LMS_KB", "0", 1);
+  setenv("LMS_FRAC", "0.57", 1);
+  cr_assert_eq(lms_torch_init(), 0, "%s", lms_torch_last_error());
+  void *a = lms_torch_malloc(56 * MiB, 0, S1);
+  cr_assert_not_null(a);
+  cr_assert_eq(kind_of(a), CUDOUBLE_DEVICE);
+  void *b = lms_torch_malloc(MiB, 0, S1); /* demand exactly 57 MiB */
+  cr_assert_not_null(b);
+  cr_assert_eq(kind_of(b), CUDOUBLE_DEVICE);
+  void *c = lms_torch_malloc(512, 0, S1); /* past it */
+  cr_assert_not_null(c);
+  cr_assert_eq(kind_of(c), CUDOUBLE_MANAGED);
+}

@@ -1,6 +1,9 @@
 /* placement.c - caffe-ibm's offload rule.  A chunk goes to host memory when
  * it is at least the -lms threshold AND the device demand, counting this
- * request, is past -lms_frac of capacity.
+ * request, is past -lms_frac of capacity.  Every front end asks it: the
+ * handle-mode residency, the stable-pointer allocator (wants_host) and
+ * the preload (lms__ledger_reserve), so one request is placed the same
+ * way by all three.
  *
  * The fraction arrives as a double parsed from decimal text, and 0.57 is
  * stored a little below 0.57, so frac * capacity can land a hair under an
@@ -10,7 +13,7 @@
  * holds at the edges as the decimal numbers say. */
 #include <math.h>
 
-#include "alloc/alloc.h"
+#include "core/placement.h"
 
 int lms__place_on_host(const lms__placement_t *p, uint64_t size,
                        uint64_t in_use) {
