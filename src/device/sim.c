@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/avl.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/status.h"
 
@@ -166,11 +167,7 @@ typedef struct sim_handles {
 } sim_handles_t;
 
 static size_t handle_slot(uintptr_t h, size_t cap) {
-  uint64_t k = (uint64_t)h;
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  return (size_t)k & (cap - 1);
+  return lms__hash_slot((uint64_t)h, cap);
 }
 
 static int handles_has(const sim_handles_t *t, uintptr_t h) {

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/stats.h"
@@ -59,10 +60,7 @@ typedef struct u64map {
 #define MAP_DELETED UINT64_MAX
 
 static size_t map_slot(uint64_t k, size_t cap) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  return (size_t)k & (cap - 1);
+  return lms__hash_slot(k, cap);
 }
 
 static int map_grow(u64map_t *m) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/hash.h"
 #include "core/placement.h"
 #include "preload/preload.h"
 
@@ -31,12 +32,8 @@ static size_t g_used;   /* live plus deleted */
 static lms__ledger_stats_t g_st;
 
 static size_t hash(uint64_t p, size_t mask) {
-  /* Device addresses are aligned to 256 bytes or more: mix the high bits
-   * down (the 64-bit finaliser of MurmurHash3). */
-  p ^= p >> 33;
-  p *= 0xff51afd7ed558ccdull;
-  p ^= p >> 33;
-  return (size_t)p & mask;
+  /* Device addresses are aligned to 256 bytes or more (core/hash.h). */
+  return lms__hash_slot(p, mask + 1);
 }
 
 static slot_t *map_slots(size_t n) {
