@@ -839,3 +839,17 @@ Test(options_text, help_truncates_like_snprintf) {
   cr_assert(eq(sz, lms_options_help(small, sizeof small), need));
   cr_assert(eq(sz, strlen(small), sizeof small - 1));
 }
+
+/* The window's byte cap, the one every front end takes (options.h): its
+ * bytes, or its share of the budget, never past the budget. */
+Test(options, window_cap_is_bytes_or_share_within_the_budget) {
+  lms__window_t w = {.steps = 8, .bytes = 0, .percent = 60.0};
+  cr_assert(eq(u64, lms__window_cap(&w, 1000), 600));
+  cr_assert(eq(u64, lms__window_cap(&w, 0), 0));
+  w.percent = 100.0;
+  cr_assert(eq(u64, lms__window_cap(&w, 1ull << 40), 1ull << 40));
+  w.bytes = 300;
+  cr_assert(eq(u64, lms__window_cap(&w, 1000), 300));
+  w.bytes = 5000; /* more than the budget: the budget */
+  cr_assert(eq(u64, lms__window_cap(&w, 1000), 1000));
+}

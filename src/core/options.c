@@ -851,6 +851,13 @@ static void classify(int argc, char **argv, int i, arg_t *a) {
   a->cls = ARG_FLAG;
 }
 
+uint64_t lms__window_cap(const lms__window_t *w, uint64_t budget) {
+  uint64_t cap = w->bytes != 0
+                     ? w->bytes
+                     : (uint64_t)((double)budget * w->percent / 100.0);
+  return cap < budget ? cap : budget;
+}
+
 int lms__options_arg_span(int argc, char **argv, int i) {
   arg_t a;
   classify(argc, argv, i, &a);

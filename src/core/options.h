@@ -160,6 +160,11 @@ lms_status_t lms__parse_bool(const char *what, const char *text, int *out,
  * an option with its value after it, 1 for "--name=value" or an option it
  * does not know). */
 int lms__options_arg_span(int argc, char **argv, int i);
+/* The bytes the prefetch window may hold under a device budget: its
+ * BYTES, or its P% of the budget, never more than the budget.  The one
+ * cap of the window for every front end (the planner, the stable
+ * allocator's reserve, the preload's prefetch). */
+uint64_t lms__window_cap(const lms__window_t *w, uint64_t budget);
 /* Every option's first spelling and what it takes, a few to a line. */
 size_t lms__options_brief(char *buf, size_t size);
 

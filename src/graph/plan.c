@@ -644,9 +644,7 @@ static void close_step(lms__plan_t *p) {
 /* ---- Prefetch ----------------------------------------------------------- */
 
 static uint64_t window_bytes(const lms__plan_t *p) {
-  if (p->window.bytes != 0) return p->window.bytes;
-  return (uint64_t)((double)p->swap->placement.capacity * p->window.percent /
-                    100.0);
+  return lms__window_cap(&p->window, p->swap->placement.capacity);
 }
 
 /* Prefetches c for step `need`; 1 to go on, 0 to stop, -1 on failure. */

@@ -102,11 +102,7 @@ static lms__prefetch_stats_t g_st;
 
 static uint64_t cap_bytes(void) {
   const lms__preload_cfg_t *c = &lms__preload_cfg;
-  uint64_t cap = c->window.bytes != 0
-                     ? c->window.bytes
-                     : (uint64_t)((double)c->gpu_limit * c->window.percent /
-                                  100.0);
-  return cap < c->gpu_limit ? cap : c->gpu_limit;
+  return lms__window_cap(&c->window, c->gpu_limit);
 }
 
 int lms__prefetch_enabled(void) {

@@ -523,11 +523,7 @@ static uint64_t event_key(int is_free, const block_t *b, uint64_t age) {
 
 static void keep_reserve(lms__stable_t *s) {
   if (s->reserve != 0 || s->cfg.window.steps == 0) return;
-  uint64_t r = s->cfg.window.bytes != 0
-                   ? s->cfg.window.bytes
-                   : (uint64_t)((double)s->limit * s->cfg.window.percent /
-                                100.0);
-  s->reserve = r > s->limit ? s->limit : r;
+  s->reserve = lms__window_cap(&s->cfg.window, s->limit);
   s->st.reserve = s->reserve;
 }
 
