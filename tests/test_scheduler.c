@@ -897,6 +897,16 @@ Test(belady, builtins_move_no_more_than_lru, .timeout = 300) {
  * So each case compares the bytes fetched (bytes_h2d); the bytes moved
  * both ways are compared over all the cases together, and on the
  * built-ins above, unrestricted, case by case. */
+/* A budget drawn at random (from `seed`) between tenths/10 of w's largest
+ * step and its peak of live bytes. */
+static uint64_t random_limit(const lms__workload_t *w, uint64_t seed,
+                             uint64_t tenths) {
+  rng_t r = {seed};
+  uint64_t lo = lms__wl_max_step_bytes(w) * tenths / 10;
+  uint64_t hi = lms__wl_peak_live_bytes(w);
+  return hi > lo ? rnd_in(&r, lo, hi) : lo;
+}
+
 Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
   const shape_t sh = {.max_size = 1 * MiB, .equal_sizes = 1, .transient = 1};
   uint64_t sched_total = 0, lru_total = 0, fetched = 0, learned = 0;
@@ -904,10 +914,7 @@ Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
     uint64_t seed = BELADY_SEED + k;
     lms__workload_t w;
     random_workload(seed, &sh, &w);
-    rng_t r = {seed ^ 0x11a17ull};
-    uint64_t lo = lms__wl_max_step_bytes(&w) * 12 / 10;
-    uint64_t hi = lms__wl_peak_live_bytes(&w);
-    uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
+    uint64_t limit = random_limit(&w, seed ^ 0x11a17ull, 12);
     char limit_s[32], what[96];
     limit_text(limit, limit_s, sizeof limit_s);
     snprintf(what, sizeof what, "seed %llu (limit %s, %s)",
@@ -955,10 +962,7 @@ Test(index, choices_match_the_reference_walks, .timeout = 300) {
     uint64_t seed = 0x1d3e0001ull + k;
     lms__workload_t w;
     random_workload(seed, &shapes[k % 2], &w);
-    rng_t r = {seed ^ 0x5eedull};
-    uint64_t lo = lms__wl_max_step_bytes(&w) * 11 / 10;
-    uint64_t hi = lms__wl_peak_live_bytes(&w);
-    uint64_t limit = hi > lo ? rnd_in(&r, lo, hi) : lo;
+    uint64_t limit = random_limit(&w, seed ^ 0x5eedull, 11);
     char limit_s[32], what[96];
     limit_text(limit, limit_s, sizeof limit_s);
     for (int p = 0; p < 2; p++) {
