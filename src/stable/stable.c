@@ -887,32 +887,21 @@ void lms__stable_stats(lms__stable_t *s, lms__stable_stats_t *out) {
 
 size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
                               size_t cap) {
-  int n = snprintf(buf, cap,
-      "{\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"bad_frees\":%" PRIu64
-      ",\"failed\":%" PRIu64 ",\"cache_hits\":%" PRIu64
-      ",\"driver_allocs\":%" PRIu64 ",\"driver_frees\":%" PRIu64
-      ",\"cache_flushes\":%" PRIu64 ",\"syncs\":%" PRIu64
-      ",\"device_held\":%" PRIu64 ",\"device_live\":%" PRIu64
-      ",\"device_peak\":%" PRIu64 ",\"managed_held\":%" PRIu64
-      ",\"managed_live\":%" PRIu64 ",\"managed_allocs\":%" PRIu64
-      ",\"resident\":%" PRIu64 ",\"prefetches\":%" PRIu64
-      ",\"prefetch_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64
-      ",\"evict_bytes\":%" PRIu64 ",\"hints\":%" PRIu64
-      ",\"hints_skipped\":%" PRIu64 ",\"limit\":%" PRIu64
-      ",\"reserve\":%" PRIu64 ",\"period\":%" PRIu64
-      ",\"locks\":%" PRIu64 ",\"learned\":%" PRIu64 ",\"eager\":%" PRIu64
-      ",\"drops\":%" PRIu64 ",\"drop_bytes\":%" PRIu64
-      ",\"moves_skipped\":%" PRIu64 ",\"managed_frees\":%" PRIu64
-      ",\"frees_resident\":%" PRIu64 "}",
-      s->allocs, s->frees, s->bad_frees, s->failed, s->cache_hits,
-      s->driver_allocs, s->driver_frees, s->cache_flushes, s->syncs,
-      s->device_held, s->device_live, s->device_peak, s->managed_held,
-      s->managed_live, s->managed_allocs, s->resident, s->prefetches,
-      s->prefetch_bytes, s->evictions, s->evict_bytes, s->hints,
-      s->hints_skipped, s->limit, s->reserve, s->period, s->locks,
-      s->learned, s->eager, s->drops, s->drop_bytes, s->moves_skipped,
-      s->managed_frees, s->frees_resident);
-  return n < 0 ? 0 : (size_t)n;
+  size_t len = 0;
+  const char *sep = "{";
+#define LMS__STABLE_STAT_JSON_(field, what)                                   \
+  {                                                                           \
+    int n = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, \
+                     "%s\"" #field "\":%" PRIu64, sep, s->field);            \
+    if (n > 0) len += (size_t)n;                                              \
+    sep = ",";                                                                \
+  }
+  LMS__STABLE_STATS(LMS__STABLE_STAT_JSON_)
+#undef LMS__STABLE_STAT_JSON_
+  int n = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0,
+                   "}");
+  if (n > 0) len += (size_t)n;
+  return len;
 }
 
 int lms__stable_create(const lms__stable_cfg_t *cfg,

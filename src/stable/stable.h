@@ -63,29 +63,49 @@ typedef struct lms__stable_cfg {
   lms__window_t window;/* bytes kept for prefetched managed blocks */
 } lms__stable_cfg_t;
 
+/* The allocator's counters, one table: the struct and the JSON line
+ * (lms__stable_stats_json) both come from it, so a counter added here is
+ * reported under its own name.  X(field, what it counts). */
+#define LMS__STABLE_STATS(X)                                                  \
+  X(allocs, "allocations served")                                             \
+  X(frees, "frees")                                                           \
+  X(bad_frees, "frees of pointers not handed out")                            \
+  X(failed, "allocations nothing could serve")                                \
+  X(cache_hits, "allocations served from cached blocks")                      \
+  X(driver_allocs, "driver allocations")                                      \
+  X(driver_frees, "driver frees")                                             \
+  X(cache_flushes, "cached blocks returned to the driver")                    \
+  X(syncs, "synchronisations")                                                \
+  X(device_held, "bytes of device blocks, live and cached")                   \
+  X(device_live, "bytes of live device blocks")                               \
+  X(device_peak, "peak of device_held + resident")                            \
+  X(managed_held, "bytes of managed blocks, live and cached")                 \
+  X(managed_live, "bytes of live managed blocks")                             \
+  X(managed_allocs, "allocations served from managed memory")                 \
+  X(resident, "managed bytes prefetched to the device")                       \
+  X(prefetches, "managed blocks moved to the device")                         \
+  X(prefetch_bytes, "their bytes")                                            \
+  X(evictions, "managed blocks sent back to the host")                        \
+  X(evict_bytes, "their bytes")                                               \
+  X(hints, "prefetch hints")                                                  \
+  X(hints_skipped, "hints not acted on")                                      \
+  X(limit, "the capacity in force")                                           \
+  X(reserve, "of it kept for prefetched managed blocks")                      \
+  X(period, "learned period of allocations and frees; 0 none (Note "         \
+            "[Learned prefetch from the allocation order])")                  \
+  X(locks, "periods found")                                                   \
+  X(learned, "prefetches the learned order asked for")                        \
+  X(eager, "managed blocks made resident as handed out")                      \
+  X(drops, "dead resident blocks given up uncopied")                          \
+  X(drop_bytes, "their bytes")                                                \
+  X(moves_skipped, "moves not made: a discard pending, or refused")           \
+  X(managed_frees, "frees of managed blocks...")                              \
+  X(frees_resident, "...that found the block on the device")
+
 typedef struct lms__stable_stats {
-  uint64_t allocs, frees, bad_frees, failed;
-  uint64_t cache_hits, driver_allocs, driver_frees, cache_flushes, syncs;
-  uint64_t device_held;     /* device blocks, live and cached */
-  uint64_t device_live;
-  uint64_t device_peak;     /* of device_held + resident */
-  uint64_t managed_held;    /* managed blocks, live and cached */
-  uint64_t managed_live;
-  uint64_t managed_allocs;  /* allocations served from managed memory */
-  uint64_t resident;        /* managed bytes prefetched to the device */
-  uint64_t prefetches, prefetch_bytes, evictions, evict_bytes;
-  uint64_t hints, hints_skipped;
-  uint64_t limit;           /* the capacity in force */
-  uint64_t reserve;         /* of it kept for prefetched managed blocks */
-  /* Note [Learned prefetch from the allocation order] */
-  uint64_t period;          /* of allocations and frees, in force; 0 none */
-  uint64_t locks;           /* periods found */
-  uint64_t learned;         /* prefetches the learned order asked for */
-  uint64_t eager;           /* managed blocks made resident as handed out */
-  uint64_t drops, drop_bytes; /* dead resident blocks given up uncopied */
-  uint64_t moves_skipped;   /* a discard still pending, or a move refused */
-  uint64_t managed_frees;   /* frees of managed blocks... */
-  uint64_t frees_resident;  /* ...that found the block on the device */
+#define LMS__STABLE_STAT_FIELD_(field, what) uint64_t field;
+  LMS__STABLE_STATS(LMS__STABLE_STAT_FIELD_)
+#undef LMS__STABLE_STAT_FIELD_
 } lms__stable_stats_t;
 
 int lms__stable_create(const lms__stable_cfg_t *cfg,
