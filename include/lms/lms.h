@@ -27,6 +27,13 @@ extern "C" {
 #define LMS_VERSION_MAJOR 0
 #define LMS_VERSION_MINOR 1
 #define LMS_VERSION_PATCH 0
+/* The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define LMS_VERSION                                                           \
+  (LMS_VERSION_MAJOR * 10000 + LMS_VERSION_MINOR * 100 + LMS_VERSION_PATCH)
+
+/* The version of the library loaded at run time, as LMS_VERSION: compare
+ * it with the LMS_VERSION a program was built against. */
+LMS_API int lms_version(void);
 
 /* ---- Status codes ---------------------------------------------------- */
 

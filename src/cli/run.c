@@ -2,7 +2,7 @@
  * unmodified CUDA program under liblms_preload.so.
  *
  * It finds the interposer (LMS_PRELOAD_LIB, else ../lib beside the lms
- * binary), puts it first in LD_PRELOAD (keeping what was there), turns the
+ * binary, else the library directory of the install it is part of), puts it first in LD_PRELOAD (keeping what was there), turns the
  * options given on the command line into their LMS_* environment twins,
  * and replaces itself with the program, so that the exit status, signals
  * and process id are the program's own.  Options in the environment reach
@@ -196,14 +196,27 @@ static int find_preload(char *buf, size_t size) {
     exe[n] = '\0';
     char *slash = strrchr(exe, '/');
     if (slash != NULL) *slash = '\0';
-    static const char rel[] = "/../lib/" PRELOAD_NAME;
+    /* ../lib beside bin/ in the build tree; where `cmake --install` put
+     * it otherwise (the install's library directory, relative to its bin
+     * directory: LMS_LIBREL, from CMake). */
+#ifndef LMS_LIBREL
+#define LMS_LIBREL "../lib"
+#endif
+    static const char *const rels[] = {"/../lib/" PRELOAD_NAME,
+                                       "/" LMS_LIBREL "/" PRELOAD_NAME};
     size_t dir = strlen(exe);
-    if (dir + sizeof rel > sizeof guess) {
-      fprintf(stderr, "lms run: the path %s is too long\n", exe);
-      return -1;
+    for (size_t r = 0; r < sizeof rels / sizeof rels[0]; r++) {
+      size_t len = strlen(rels[r]) + 1;
+      if (dir + len > sizeof guess) {
+        fprintf(stderr, "lms run: the path %s is too long\n", exe);
+        return -1;
+      }
+      memcpy(guess, exe, dir);
+      memcpy(guess + dir, rels[r], len);
+      if (access(guess, R_OK) == 0) break;
+      if (r == 0) continue;
+      snprintf(guess + dir, sizeof guess - dir, "%s", rels[0]);
     }
-    memcpy(guess, exe, dir);
-    memcpy(guess + dir, rel, sizeof rel);
     if (access(guess, R_OK) != 0) {
       fprintf(stderr, "lms run: no %s (%s); build it, or set "
                       "LMS_PRELOAD_LIB to its path\n",

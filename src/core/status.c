@@ -1,5 +1,6 @@
 /* status.c - names and messages of lms_status_t, generated from
- * LMS_STATUS_MAP so that the enum and the texts cannot drift apart. */
+ * LMS_STATUS_MAP so that the enum and the texts cannot drift apart; and
+ * the library's version. */
 #include "core/status.h"
 
 #include <stdarg.h>
@@ -33,3 +34,5 @@ void lms__errf(char *buf, const char *fmt, ...) {
   vsnprintf(buf, LMS__ERRBUF, fmt, ap);
   va_end(ap);
 }
+
+int lms_version(void) { return LMS_VERSION; }
