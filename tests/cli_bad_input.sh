@@ -100,6 +100,15 @@ expect 2 "--size '100'"     -- bench net --size 100
 expect 2 "lms bench net: unknown argument '--discard=1'" -- bench net --discard=1
 expect 2 "--trace-dir '/proc/no/such': cannot create" -- bench net --trace-dir /proc/no/such
 expect 2 "--iterations '0'" -- bench net --iterations 0
+# No GPU is its own status, 3, after the arguments are checked (Note [Exit
+# statuses]); where a GPU answers, these would run the benchmarks.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect 3 "CUDA device" -- bench link
+  expect 3 "CUDA device" -- bench net --batch 1
+  expect 3 "CUDA device" -- bench overlap
+else
+  echo "skip bench without a GPU: nvidia-smi lists one"
+fi
 expect 2 "needs a value"    -- bench net --trace-dir
 expect 2 "unknown option '--frob'" -- bench net --frob
 expect 2 "unknown argument 'frob'" -- bench net frob

@@ -115,7 +115,7 @@ static int bench_link(const lms_options_t *base) {
   char why[256] = "";
   if (lms__cuda_device_count(why, sizeof why) <= 0) {
     fprintf(stderr, "lms bench link: needs a CUDA device (%s)\n", why);
-    return 2;
+    return LMS__EXIT_NO_GPU;
   }
   size_t max = 1u << 30;
   plain_t pl;
@@ -212,7 +212,7 @@ static int bench_link(const lms_options_t *base) {
   (void)base;
   fprintf(stderr, "lms bench link: this build of lms has no CUDA device "
                   "(nvcc was not found when it was built)\n");
-  return 2;
+  return LMS__EXIT_NO_GPU;
 }
 
 #endif

@@ -1006,7 +1006,7 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
   char why[256] = "";
   if (lms__cuda_device_count(why, sizeof why) <= 0) {
     fprintf(stderr, "lms bench net: needs a CUDA device (%s)\n", why);
-    return 2;
+    return LMS__EXIT_NO_GPU;
   }
   bn_env_t env;
   memset(&env, 0, sizeof env);
@@ -1090,7 +1090,7 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
   (void)a;
   fprintf(stderr, "lms bench net: this build of lms has no CUDA device or no "
                   "cuDNN (nvcc or cudnn.h was not found when it was built)\n");
-  return 2;
+  return LMS__EXIT_NO_GPU;
 }
 
 #endif

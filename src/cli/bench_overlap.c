@@ -193,7 +193,7 @@ int lms__bench_overlap(const lms_options_t *base, int argc, char **argv) {
   }
   if (lms__cuda_device_count(why, sizeof why) <= 0) {
     fprintf(stderr, "lms bench overlap: needs a CUDA device (%s)\n", why);
-    return 2;
+    return LMS__EXIT_NO_GPU;
   }
   uint64_t limit = base->v.gpu_limit ? base->v.gpu_limit : 4ull << 30;
   size_t bytes = 64u << 20;
@@ -309,7 +309,7 @@ int lms__bench_overlap(const lms_options_t *base, int argc, char **argv) {
   }
   fprintf(stderr, "lms bench overlap: this build of lms has no CUDA device "
                   "(nvcc was not found when it was built)\n");
-  return 2;
+  return LMS__EXIT_NO_GPU;
 }
 
 #endif

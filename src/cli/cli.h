@@ -29,6 +29,10 @@ int lms__cli_path(const char *cmd, const char *what, const char *text,
  * is accepted is never cut off.  Returns text, or buf (room for
  * LMS__CLI_QUOTE_MAX + 4 bytes) holding the shortened form. */
 #define LMS__CLI_QUOTE_MAX 64
+
+/* Note [Exit statuses] in main.c: a command that needs a GPU where there
+ * is none (no device, or a build without CUDA). */
+#define LMS__EXIT_NO_GPU 3
 const char *lms__cli_quote(const char *text, char *buf);
 
 /* lms__link_parse, with a long value shortened in the message. */

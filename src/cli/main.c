@@ -22,6 +22,9 @@
  *      written;
  *   1  a failure during the work (a run that failed, a report that could
  *      not be written);
+ *   3  no GPU here: a command that needs one (lms bench) found no CUDA
+ *      device, or runs in a build without CUDA; not the user's mistake,
+ *      so not 2, and nothing failed, so not 1 (LMS__EXIT_NO_GPU);
  *   `lms run` execs the program, so its status is the program's own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,7 +120,9 @@ static const cmd_help_t g_help[] = {
 static const char g_exit_help[] =
     "exit status: 0 done; 2 bad input, refused before any work starts; 1 a "
     "failure\n"
-    "            during the work; lms run: the program's own\n";
+    "            during the work; 3 no GPU here for a command that needs "
+    "one;\n"
+    "            lms run: the program's own\n";
 
 static int is_command(const char *word) {
   for (size_t i = 0; i < NCOMMANDS; i++)
