@@ -400,5 +400,20 @@ for c in demo sim bench tune report run options; do
   fi
 done
 
+# lms options --json: one JSON object, every option, where each came from.
+if command -v python3 >/dev/null; then
+  if LMS_FRAC=0.5 "$lms" options --json --gpu-limit 2GiB | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["gpu-limit"]["source"] == "set" and "2147483648" in d["gpu-limit"]["value"], d["gpu-limit"]
+assert d["lms_frac"] == {"value": "0.5", "source": "env", "env": "LMS_FRAC"}, d["lms_frac"]
+assert d["lms"]["source"] == "default" and len(d) >= 15, len(d)'; then
+    pass=$((pass + 1)); echo "ok   lms options --json"
+  else
+    fail=$((fail + 1)); echo "FAIL lms options --json"
+  fi
+fi
+expect 2 "unknown option '--json'" -- version --json
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

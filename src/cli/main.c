@@ -109,7 +109,8 @@ static const cmd_help_t g_help[] = {
      "(liblms_preload.so);\n"
      "            --stats prints a one-line summary at its exit\n"},
     {"options",
-     "  options   print the effective settings (defaults, LMS_* variables, "
+     "  options [--json]\n"
+     "            print the effective settings (defaults, LMS_* variables, "
      "flags)\n"},
     {"help", "  help      this text; lms COMMAND --help: that command's\n"},
     {"version", "  version   the version (also lms --version)\n"},
@@ -206,6 +207,18 @@ int main(int argc, char **argv) {
     return 1;
   }
   int is_bench = strcmp(word, "bench") == 0, is_run = strcmp(word, "run") == 0;
+  /* `lms options --json`: its one flag, set aside before the options are
+   * parsed. */
+  int options_json = 0;
+  if (strcmp(word, "options") == 0) {
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+      if (strcmp(argv[i], "--json") == 0) options_json = 1;
+      else argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    argc = out;
+  }
   char **given = NULL; /* `lms run`: the command line as typed */
   if (is_run) {
     sim_argc = lms__run_extract_args(&argc, argv, sim_argv);
@@ -298,7 +311,8 @@ int main(int argc, char **argv) {
     rc = 2;
   } else if (strcmp(cmd, "options") == 0) {
     char buf[8192];
-    lms_options_describe(opts, buf, sizeof buf);
+    if (options_json) lms__options_describe_json(opts, buf, sizeof buf);
+    else lms_options_describe(opts, buf, sizeof buf);
     fputs(buf, stdout);
     rc = 0;
   } else if (strcmp(cmd, "help") == 0) {

@@ -1005,6 +1005,46 @@ size_t lms_options_describe(const lms_options_t *opts, char *buf,
   return t.len;
 }
 
+/* A JSON string of text (quotes, backslashes and control characters
+ * escaped). */
+static void tb_json_string(textbuf_t *t, const char *text) {
+  tb_printf(t, "\"");
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+    if (*c == '"' || *c == '\\') tb_printf(t, "\\%c", *c);
+    else if (*c < 0x20) tb_printf(t, "\\u%04x", *c);
+    else tb_printf(t, "%c", *c);
+  }
+  tb_printf(t, "\"");
+}
+
+size_t lms__options_describe_json(const lms_options_t *opts, char *buf,
+                                  size_t size) {
+  textbuf_t t;
+  tb_init(&t, buf, size);
+  if (opts == NULL) return 0;
+  const lms__opts_t *o = &opts->v;
+  const char *sep = "{";
+  char val[512];
+#define OPT_DESCRIBE_JSON_(field, kind, flag, alt, env, def, help)            \
+  {                                                                           \
+    textbuf_t v;                                                              \
+    tb_init(&v, val, sizeof val);                                             \
+    SHOW_##kind(&v, o, field);                                                \
+    tb_printf(&t, "%s\n  \"%s\": {\"value\": ", sep, flag);                  \
+    tb_json_string(&t, val);                                                  \
+    tb_printf(&t, ", \"source\": \"%s\", \"env\": \"%s\"}",                  \
+              o->source[LMS__OPT_##field] <= LMS__SRC_SET                     \
+                  ? g_source_names[o->source[LMS__OPT_##field]]               \
+                  : "?",                                                      \
+              env);                                                           \
+    sep = ",";                                                                \
+  }
+  LMS__OPTIONS_MAP(OPT_DESCRIBE_JSON_)
+#undef OPT_DESCRIBE_JSON_
+  tb_printf(&t, "\n}\n");
+  return t.len;
+}
+
 /* "-lms, --lms" or "--lms_frac, --lms-frac" and so on: every accepted
  * spelling, single-dash ones first. */
 static void flag_spellings(char *buf, size_t size, const opt_meta_t *m) {

@@ -165,6 +165,11 @@ int lms__options_arg_span(int argc, char **argv, int i);
  * cap of the window for every front end (the planner, the stable
  * allocator's reserve, the preload's prefetch). */
 uint64_t lms__window_cap(const lms__window_t *w, uint64_t budget);
+/* lms_options_describe as one JSON object: per option (by its first
+ * spelling) its value as text, where it came from (default, env, set) and
+ * its environment variable. */
+size_t lms__options_describe_json(const lms_options_t *opts, char *buf,
+                                  size_t size);
 /* Every option's first spelling and what it takes, a few to a line. */
 size_t lms__options_brief(char *buf, size_t size);
 
