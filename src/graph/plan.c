@@ -883,8 +883,11 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
     lms__wl_free(p->trace);
     free(p->trace);
   }
-  p->swap->next_use = NULL;
   drop_schedule(p);
+  /* The swap outlives the plan: nothing of it may call back here. */
+  p->swap->next_use = NULL;
+  p->swap->next_use_arg = NULL;
+  p->swap->on_change = NULL;
   map_free(&p->key_index);
   map_free(&p->bind);
   map_free(&p->live);
