@@ -38,12 +38,14 @@ test: test-fast test-san test-clang test-tsan test-fuzz
 
 test-fast: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@scripts/ctest-skips.sh $(BUILD)
 
 test-san: bootstrap
 	@cmake -S . -B $(SAN_BUILD) -DLMS_SANITIZE=address,undefined \
 	  -DLMS_WITH_CUDA=OFF $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	@cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@scripts/ctest-skips.sh $(SAN_BUILD)
 
 # clang's undefined-behaviour sanitizer checks what GCC's does not, such as
 # float-cast-overflow (a double outside an integer type's range converted
@@ -58,7 +60,8 @@ test-clang: bootstrap
 	    -DLMS_SANITIZE=address,undefined,float-cast-overflow \
 	    -DLMS_WITH_CUDA=OFF $(CMAKE_ARGS) >/dev/null && \
 	  cmake --build $(CLANG_BUILD) -j $(JOBS) && \
-	  cd $(CLANG_BUILD) && ctest --output-on-failure -j $(JOBS); \
+	  cd $(CLANG_BUILD) && ctest --output-on-failure -j $(JOBS) && \
+	  cd $(CURDIR) && scripts/ctest-skips.sh $(CLANG_BUILD); \
 	fi
 
 # The stress test, 4 threads on one context, under the thread sanitizer
