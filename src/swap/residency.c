@@ -21,8 +21,8 @@
  * recorded stays unreleased so that the caller can retry.  A home is never
  * written except by a write-back of a dirty device copy, so no failure can
  * change a chunk's bytes. */
-#include <stdio.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
