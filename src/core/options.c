@@ -987,24 +987,6 @@ static const char *device_name(lms__device_kind_t d) {
 #define SHOW_WINDOW(t, o, f) show_window(t, &(o)->f)
 #define SHOW_BOOL(t, o, f) tb_printf(t, "%s", (o)->f ? "on" : "off")
 
-size_t lms_options_describe(const lms_options_t *opts, char *buf,
-                            size_t size) {
-  textbuf_t t;
-  tb_init(&t, buf, size);
-  if (opts == NULL) return 0;
-  const lms__opts_t *o = &opts->v;
-#define OPT_DESCRIBE_(field, kind, flag, alt, env, def, help)                 \
-  tb_printf(&t, "%s = ", flag);                                               \
-  SHOW_##kind(&t, o, field);                                                  \
-  tb_printf(&t, " (%s)\n",                                                    \
-            o->source[LMS__OPT_##field] <= LMS__SRC_SET                       \
-                ? g_source_names[o->source[LMS__OPT_##field]]                 \
-                : "?");
-  LMS__OPTIONS_MAP(OPT_DESCRIBE_)
-#undef OPT_DESCRIBE_
-  return t.len;
-}
-
 /* A JSON string of text (quotes, backslashes and control characters
  * escaped). */
 static void tb_json_string(textbuf_t *t, const char *text) {
@@ -1017,32 +999,47 @@ static void tb_json_string(textbuf_t *t, const char *text) {
   tb_printf(t, "\"");
 }
 
-size_t lms__options_describe_json(const lms_options_t *opts, char *buf,
-                                  size_t size) {
+/* Every option's value and where it came from: "name = value (source)"
+ * lines, or (json) one JSON object that also names each one's variable. */
+static size_t describe(const lms_options_t *opts, char *buf, size_t size,
+                       int json) {
   textbuf_t t;
   tb_init(&t, buf, size);
   if (opts == NULL) return 0;
   const lms__opts_t *o = &opts->v;
   const char *sep = "{";
-  char val[512];
-#define OPT_DESCRIBE_JSON_(field, kind, flag, alt, env, def, help)            \
+  char val[LMS__PATH_MAX + 256]; /* the longest value is a path */
+#define OPT_DESCRIBE_(field, kind, flag, alt, env, def, help)                 \
   {                                                                           \
     textbuf_t v;                                                              \
     tb_init(&v, val, sizeof val);                                             \
     SHOW_##kind(&v, o, field);                                                \
-    tb_printf(&t, "%s\n  \"%s\": {\"value\": ", sep, flag);                  \
-    tb_json_string(&t, val);                                                  \
-    tb_printf(&t, ", \"source\": \"%s\", \"env\": \"%s\"}",                  \
-              o->source[LMS__OPT_##field] <= LMS__SRC_SET                     \
-                  ? g_source_names[o->source[LMS__OPT_##field]]               \
-                  : "?",                                                      \
-              env);                                                           \
-    sep = ",";                                                                \
+    const char *src = o->source[LMS__OPT_##field] <= LMS__SRC_SET             \
+                          ? g_source_names[o->source[LMS__OPT_##field]]       \
+                          : "?";                                              \
+    if (json) {                                                               \
+      tb_printf(&t, "%s\n  \"%s\": {\"value\": ", sep, flag);                \
+      tb_json_string(&t, val);                                                \
+      tb_printf(&t, ", \"source\": \"%s\", \"env\": \"%s\"}", src, env);     \
+      sep = ",";                                                              \
+    } else {                                                                  \
+      tb_printf(&t, "%s = %s (%s)\n", flag, val, src);                        \
+    }                                                                         \
   }
-  LMS__OPTIONS_MAP(OPT_DESCRIBE_JSON_)
-#undef OPT_DESCRIBE_JSON_
-  tb_printf(&t, "\n}\n");
+  LMS__OPTIONS_MAP(OPT_DESCRIBE_)
+#undef OPT_DESCRIBE_
+  if (json) tb_printf(&t, "\n}\n");
   return t.len;
+}
+
+size_t lms_options_describe(const lms_options_t *opts, char *buf,
+                            size_t size) {
+  return describe(opts, buf, size, 0);
+}
+
+size_t lms__options_describe_json(const lms_options_t *opts, char *buf,
+                                  size_t size) {
+  return describe(opts, buf, size, 1);
 }
 
 /* "-lms, --lms" or "--lms_frac, --lms-frac" and so on: every accepted
