@@ -205,17 +205,19 @@ static int find_preload(char *buf, size_t size) {
     static const char *const rels[] = {"/../lib/" PRELOAD_NAME,
                                        "/" LMS_LIBREL "/" PRELOAD_NAME};
     size_t dir = strlen(exe);
-    for (size_t r = 0; r < sizeof rels / sizeof rels[0]; r++) {
-      size_t len = strlen(rels[r]) + 1;
-      if (dir + len > sizeof guess) {
-        fprintf(stderr, "lms run: the path %s is too long\n", exe);
-        return -1;
-      }
-      memcpy(guess, exe, dir);
-      memcpy(guess + dir, rels[r], len);
-      if (access(guess, R_OK) == 0) break;
-      if (r == 0) continue;
-      snprintf(guess + dir, sizeof guess - dir, "%s", rels[0]);
+    if (dir + strlen(rels[1]) + 1 > sizeof guess ||
+        dir + strlen(rels[0]) + 1 > sizeof guess) {
+      fprintf(stderr, "lms run: the path %s is too long\n", exe);
+      return -1;
+    }
+    /* ../lib first, then the install's place; ../lib named in the
+     * message when neither holds it. */
+    snprintf(guess, sizeof guess, "%s%s", exe, rels[0]);
+    if (access(guess, R_OK) != 0) {
+      char installed[PATH_MAX];
+      snprintf(installed, sizeof installed, "%s%s", exe, rels[1]);
+      if (access(installed, R_OK) == 0)
+        snprintf(guess, sizeof guess, "%s", installed);
     }
     if (access(guess, R_OK) != 0) {
       fprintf(stderr, "lms run: no %s (%s); build it, or set "

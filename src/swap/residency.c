@@ -31,6 +31,7 @@
 #include "swap/swap.h"
 
 int lms__swap_reference;
+/* Counted atomically: contexts on other threads count too. */
 uint64_t lms__swap_indexed_ranges, lms__swap_indexed_done;
 
 static lms_status_t device_error(lms__swap_t *s, lms_status_t st,
@@ -419,7 +420,7 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
     if (d != NULL) {
       lms_chunk_t *c = LMS__CONTAINER_OF(d, lms_chunk_t, done_node);
       if (need == LMS__NEVER || c->use_key > need) {
-        lms__swap_indexed_done++;
+        __atomic_fetch_add(&lms__swap_indexed_done, 1, __ATOMIC_RELAXED);
         return c;
       }
     }
@@ -610,7 +611,7 @@ static lms_status_t evict_range_indexed(lms__swap_t *s, size_t want,
     key.dirty = 0;
   }
   if (best == NULL) return LMS_NOT_READY;
-  lms__swap_indexed_ranges++;
+  __atomic_fetch_add(&lms__swap_indexed_ranges, 1, __ATOMIC_RELAXED);
   LMS_CHECK(evict(s, best));
   return LMS_OK;
 }
@@ -931,7 +932,7 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
       lms_chunk_t *c = LMS__CONTAINER_OF(dn, lms_chunk_t, done_node);
       if (after != LMS__NEVER && c->use_key <= after) break;
       dn = lms__avl_next(&s->by_use_done, dn);
-      lms__swap_indexed_done++;
+      __atomic_fetch_add(&lms__swap_indexed_done, 1, __ATOMIC_RELAXED);
       LMS_CHECK(evict(s, c));
     }
     for (int pass = lms__swap_reference ? 0 : 1; pass < 3 && room_short(s, bytes);
