@@ -48,3 +48,14 @@ set_tests_properties(unit_statsfile PROPERTIES LABELS cpu)
 add_test(NAME cli_workloads
   COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_workloads.sh $<TARGET_FILE:lms_cli>)
 set_tests_properties(cli_workloads PROPERTIES LABELS cpu TIMEOUT 600)
+
+# lms starts and simulates without cuDNN and cuBLAS; lms-bench-net, where
+# built, is the one that needs them.
+if(TARGET lms_bench_net)
+  add_test(NAME cli_no_cudnn COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_no_cudnn.sh
+    $<TARGET_FILE:lms_cli> $<TARGET_FILE:lms_bench_net>)
+else()
+  add_test(NAME cli_no_cudnn COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_no_cudnn.sh
+    $<TARGET_FILE:lms_cli>)
+endif()
+set_tests_properties(cli_no_cudnn PROPERTIES LABELS cpu)

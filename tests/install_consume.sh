@@ -30,6 +30,15 @@ LD_LIBRARY_PATH="$lib" "$work/pc_consumer" || { echo "FAIL the pkg-config consum
 echo "ok   pkg-config consumer ($flags)"
 # The installed command, and lms run finding the installed preload.
 "$prefix/bin/lms" --version
+# Where the build made lms-bench-net, the installed lms finds the
+# installed one (Note [bench net in a binary of its own]).
+if [ -x "$build/bin/lms-bench-net" ]; then
+  helper="$prefix/libexec/lms/lms-bench-net"
+  test -x "$helper" || { echo "FAIL no $helper installed"; exit 1; }
+  "$prefix/bin/lms" --version | grep -qx "bench net: .*/libexec/lms/lms-bench-net" ||
+    { echo "FAIL the installed lms does not find $helper"; exit 1; }
+  echo "ok   the installed lms finds $helper"
+fi
 if [ -f "$lib/liblms_preload.so" ] && [ -z "$cflags" ]; then
   out=$(env -u LMS_PRELOAD_LIB "$prefix/bin/lms" --gpu-limit 1GiB run -- true 2>&1) ||
     { echo "$out"; echo "FAIL lms run from the install"; exit 1; }

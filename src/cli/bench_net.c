@@ -46,6 +46,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "api/ctx.h"
 #include "cli/cli.h"
@@ -1083,7 +1084,85 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
   return failures ? 1 : 0;
 }
 
+const char *lms__bench_net_where(void) {
+  return "in this binary (linked with cuDNN and cuBLAS)";
+}
+
+#elif defined(LMS_BENCH_NET_BUILT)
+
+/* Note [bench net in a binary of its own] (CMakeLists.txt): lms-bench-net
+ * beside this binary (the build tree), or in the install's libexec/lms
+ * (LMS_LIBEXECREL, relative to the bin directory); LMS_BENCH_NET names
+ * it elsewhere.  0 with its path in buf, -1 with why in buf. */
+#ifndef LMS_LIBEXECREL
+#define LMS_LIBEXECREL "../libexec/lms"
+#endif
+#define BN_HELPER "lms-bench-net"
+
+static int find_helper(char *buf, size_t size) {
+  const char *env = getenv("LMS_BENCH_NET");
+  if (env != NULL && env[0] != '\0') {
+    if (access(env, X_OK) == 0) {
+      snprintf(buf, size, "%s", env);
+      return 0;
+    }
+    snprintf(buf, size, "LMS_BENCH_NET='%s': %s; accepted: the path of "
+             BN_HELPER, env, strerror(errno));
+    return -1;
+  }
+  char dir[LMS__PATH_MAX];
+  if (lms__cli_exe_dir(dir, sizeof dir) != 0) {
+    snprintf(buf, size, "cannot find lms's directory: %s; set LMS_BENCH_NET "
+             "to the path of " BN_HELPER, strerror(errno));
+    return -1;
+  }
+  static const char *const rels[] = {"/" BN_HELPER,
+                                     "/" LMS_LIBEXECREL "/" BN_HELPER};
+  for (size_t i = 0; i < sizeof rels / sizeof rels[0]; i++) {
+    int n = snprintf(buf, size, "%s%s", dir, rels[i]);
+    if (n > 0 && (size_t)n < size && access(buf, X_OK) == 0) return 0;
+  }
+  int n = snprintf(buf, size, "no " BN_HELPER " in %s or %s/" LMS_LIBEXECREL
+                   " (it is built and installed with lms where cuDNN was "
+                   "found); set LMS_BENCH_NET to its path", dir, dir);
+  if (n < 0) buf[0] = '\0';
+  return -1;
+}
+
+const char *lms__bench_net_where(void) {
+  static char where[3 * LMS__PATH_MAX];
+  char path[2 * LMS__PATH_MAX + 256];
+  int found = find_helper(path, sizeof path) == 0;
+  int n = snprintf(where, sizeof where, "%s%s", found ? "" : "not available: ",
+                   path);
+  return n < 0 ? "not available" : where;
+}
+
+/* Runs lms-bench-net in this process's place with the command line as
+ * given: it is lms with cuDNN and cuBLAS, and parses the same flags. */
+static int bench_net(const lms_options_t *base, const bn_args_t *a) {
+  (void)base;
+  (void)a;
+  char path[2 * LMS__PATH_MAX + 256];
+  if (find_helper(path, sizeof path) != 0) {
+    fprintf(stderr, "lms bench net: %s\n", path);
+    return LMS__EXIT_NO_GPU;
+  }
+  fflush(NULL);
+  char *saved = lms__cli_argv[0];
+  lms__cli_argv[0] = path;
+  execv(path, lms__cli_argv);
+  lms__cli_argv[0] = saved;
+  fprintf(stderr, "lms bench net: cannot run %s: %s\n", path,
+          strerror(errno));
+  return 1;
+}
+
 #else /* no cuDNN */
+
+const char *lms__bench_net_where(void) {
+  return "not built (no CUDA toolkit, cuDNN or cuBLAS when lms was built)";
+}
 
 static int bench_net(const lms_options_t *base, const bn_args_t *a) {
   (void)base;

@@ -126,6 +126,17 @@ lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
 int lms__cli_bench(const lms_options_t *base, int argc, char **argv);
 /* `lms bench net` (bench_net.c), given the arguments after "net". */
 int lms__bench_net(const lms_options_t *base, int argc, char **argv);
+/* Where `lms bench net` runs, for lms version: this binary, the
+ * lms-bench-net found, or why neither (Note [bench net in a binary of
+ * its own] in CMakeLists.txt). */
+const char *lms__bench_net_where(void);
+/* The command line as lms was started, kept by main before any flag is
+ * moved: `lms bench net` hands it whole to lms-bench-net. */
+extern int lms__cli_argc;
+extern char **lms__cli_argv;
+/* The directory of the running binary, from /proc/self/exe (run.c); -1
+ * with errno set when it cannot be read. */
+int lms__cli_exe_dir(char *dir, size_t size);
 /* `lms bench overlap` (bench_overlap.c), given the arguments after it. */
 int lms__bench_overlap(const lms_options_t *base, int argc, char **argv);
 /* Moves the flags of `lms bench` (and their values) out of argv into out,

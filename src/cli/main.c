@@ -169,11 +169,37 @@ static int find_command(int argc, char **argv) {
   return -1;
 }
 
+/* lms version: the version, then what this build can drive: the CUDA
+ * device and the architectures its kernels were built for (Note [CUDA
+ * architectures] in CMakeLists.txt), and where `lms bench net` runs. */
+static void print_version(void) {
+  printf("lms %d.%d.%d\n", LMS_VERSION_MAJOR, LMS_VERSION_MINOR,
+         LMS_VERSION_PATCH);
+#ifdef LMS_HAVE_CUDA
+  printf("cuda: yes, kernels for architectures %s\n", LMS_CUDA_ARCHS);
+#else
+  printf("cuda: no (built without nvcc): the simulated device only\n");
+#endif
+  printf("bench net: %s\n", lms__bench_net_where());
+}
+
+int lms__cli_argc;
+char **lms__cli_argv;
+
 int main(int argc, char **argv) {
   /* Tables come out a row at a time even into a pipe or a file, where
    * stdout would otherwise hold them until exit (Note [Output of long
    * runs] in sim.c). */
   setvbuf(stdout, NULL, _IOLBF, 0);
+  /* Kept before any flag is moved (lms__cli_argv in cli.h). */
+  char **typed = malloc(((size_t)argc + 1) * sizeof *typed);
+  if (typed == NULL) {
+    fprintf(stderr, "lms: out of memory\n");
+    return 1;
+  }
+  memcpy(typed, argv, ((size_t)argc + 1) * sizeof *typed);
+  lms__cli_argc = argc;
+  lms__cli_argv = typed;
   lms_options_t *opts = NULL;
   if (lms_options_create(&opts) != LMS_OK) {
     fprintf(stderr, "lms: out of memory\n");
@@ -190,8 +216,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (strcmp(argv[i], "--version") == 0) {
-      printf("lms %d.%d.%d\n", LMS_VERSION_MAJOR, LMS_VERSION_MINOR,
-             LMS_VERSION_PATCH);
+      print_version();
       lms_options_destroy(opts);
       return 0;
     }
@@ -319,8 +344,7 @@ int main(int argc, char **argv) {
     usage(stdout);
     rc = 0;
   } else if (strcmp(cmd, "version") == 0) {
-    printf("lms %d.%d.%d\n", LMS_VERSION_MAJOR, LMS_VERSION_MINOR,
-           LMS_VERSION_PATCH);
+    print_version();
     rc = 0;
   } else {
     if (cmd[0] == '\0')

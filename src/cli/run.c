@@ -173,6 +173,19 @@ static int loads(const char *path, char *why, size_t size) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? -1 : 0;
 }
 
+int lms__cli_exe_dir(char *dir, size_t size) {
+  ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+  if (n <= 0) return -1;
+  if ((size_t)n >= size - 1) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  dir[n] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (slash != NULL) *slash = '\0';
+  return 0;
+}
+
 static int find_preload(char *buf, size_t size) {
   const char *env = getenv("LMS_PRELOAD_LIB");
   char guess[PATH_MAX];
@@ -186,16 +199,12 @@ static int find_preload(char *buf, size_t size) {
     snprintf(guess, sizeof guess, "%s", env);
   } else {
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
+    if (lms__cli_exe_dir(exe, sizeof exe) != 0) {
       fprintf(stderr, "lms run: cannot find the lms binary's directory (%s); "
                       "set LMS_PRELOAD_LIB to the path of " PRELOAD_NAME "\n",
               strerror(errno));
       return -1;
     }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash != NULL) *slash = '\0';
     /* ../lib beside bin/ in the build tree; where `cmake --install` put
      * it otherwise (the install's library directory, relative to its bin
      * directory: LMS_LIBREL, from CMake). */

@@ -63,23 +63,33 @@ typedef struct cuda_dev {
  * the slower link would keep it, while the bytes arrive early, which is
  * safe: nothing reads them before the stream's later work.  The spin
  * kernel takes one thread of one SM for that time. */
+static lms_status_t fail(cuda_dev_t *c, cudaError_t e, const char *what);
+
 static lms_status_t throttle(cuda_dev_t *c, size_t n, double rate,
                              double native, void *stream) {
   if (rate <= 0.0 || native <= 0.0 || rate >= native) return LMS_OK;
   double extra = (double)n / rate - (double)n / native; /* ns */
   if (extra < 1000.0) return LMS_OK;
   int e = lms_kernel_spin((uint64_t)extra, stream);
-  if (e != 0) {
-    lms__errf(c->head.last_error, "link emulation: spin kernel: %s",
-              cudaGetErrorString((cudaError_t)e));
-    return LMS_ERR_DEVICE;
-  }
+  if (e != 0) return fail(c, (cudaError_t)e, "link emulation: spin kernel");
   return LMS_OK;
 }
 
+#ifndef LMS_CUDA_ARCHS
+#define LMS_CUDA_ARCHS "the toolkit's default"
+#endif
+
 static lms_status_t fail(cuda_dev_t *c, cudaError_t e, const char *what) {
-  lms__errf(c->head.last_error, "%s: %s (%s)", what, cudaGetErrorString(e),
-            cudaGetErrorName(e));
+  /* A kernel built for other GPUs (Note [CUDA architectures] in
+   * CMakeLists.txt) says what to rebuild with. */
+  int arch = e == cudaErrorNoKernelImageForDevice ||
+             e == cudaErrorInvalidDeviceFunction;
+  lms__errf(c->head.last_error, "%s: %s (%s)%s", what, cudaGetErrorString(e),
+            cudaGetErrorName(e),
+            arch ? "; lms's kernels were built for CUDA architectures "
+                   LMS_CUDA_ARCHS ", not this GPU's: rebuild with "
+                   "-DCMAKE_CUDA_ARCHITECTURES=native"
+                 : "");
   if (e == cudaErrorMemoryAllocation) return LMS_ERR_DEVICE_OOM;
   return LMS_ERR_DEVICE;
 }
