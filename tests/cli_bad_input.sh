@@ -89,7 +89,11 @@ expect 2 "needs a value"    -- tune --workload
 expect 2 "--gpus-per-link (tune times one GPU alone" -- tune --workload googlenet --gpus-per-link 2
 expect 2 "--links (give one link as --link" -- tune --workload googlenet --links pcie3,pcie4
 expect 2 "--policies (give one as --policy" -- tune --workload googlenet --policies lru
-expect 2 "--json is not accepted here" -- tune --workload googlenet --json -
+expect 2 "--repeat: '0' is not accepted; accepted: a whole number of runs per setting from 1 to 100" -- tune --repeat 0 -- true
+expect 2 "--repeat: '1e3' is not accepted" -- tune --repeat 1e3 -- true
+expect 2 "--repeat is for a program" -- tune --workload googlenet --repeat 3
+expect 2 "--json: cannot write '/nonexistent/t.json'" -- tune --json /nonexistent/t.json -- true
+expect 2 "'--batch' is not accepted with a program" -- tune --batch 3 -- true
 expect 2 "accepted: link"   -- bench
 expect 2 "accepted: link"   -- bench frobnicate
 expect 2 "--batch '0'"      -- bench net --batch 0

@@ -61,5 +61,39 @@ runs2=$(grep -c '^  run ' <<<"$out2")
 min2=$(sed -n 's/^  run .*: \([0-9.]*\) ms$/\1/p' <<<"$out2" | sort -g | head -1)
 grep -q "^fastest of $runs2 runs: $min2 ms" <<<"$out2" ||
   { echo "FAIL: the fastest printed is not the fastest run ($min2 ms)"; fail=1; }
+# --repeat: each setting run N times, its median compared; a program that
+# fails is shown with the end of what it wrote to stderr; --json - writes
+# every setting tried, with each run's time, and the fastest.
+prog=$(mktemp)
+trap 'rm -f "$prog"' EXIT
+cat >"$prog" <<'PROG'
+#!/bin/sh
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo "complaint $i" >&2; done
+[ "$LMS_KB" = "1024" ] && exit 4
+exit 0
+PROG
+chmod +x "$prog"
+out3=$("$lms" tune --lms-values 0,1024 --frac-values 0 --window-values '0' \
+       --repeat 3 --json - -- "$prog" 2>/dev/null) ||
+  { echo "FAIL: lms tune --repeat 3 --json - exited with $?"; fail=1; }
+echo "$out3"
+python3 - "$out3" <<'PY' || fail=1
+import json, statistics, sys
+j = json.loads(sys.argv[1])
+ok = {t["lms"]: t for t in j["tried"]}
+assert j["repeat"] == 3 and j["settings_tried"] == 2, j
+good = ok["0"]
+assert len(good["times_ms"]) == 3, good
+assert abs(good["ms"] - statistics.median(good["times_ms"])) < 0.002, good
+assert ok["1024"]["ms"] is None and "exit 4" in ok["1024"]["skipped"], ok["1024"]
+assert j["fastest"]["lms"] == "0" and j["fastest"]["ms"] == good["ms"], j["fastest"]
+print("ok   --json: medians of 3 runs, the failing setting skipped with its exit")
+PY
+err3=$("$lms" tune --lms-values 1024 --frac-values 0 --window-values '0' \
+       -- "$prog" 2>&1)
+grep -q "skipped, the program failed (exit 4)" <<<"$err3" &&
+  grep -q "^    | complaint 12$" <<<"$err3" && grep -q "^    | complaint 3$" <<<"$err3" &&
+  ! grep -q "complaint 2$" <<<"$err3" ||
+  { echo "FAIL: no stderr tail (its last ten lines) after the failure:"; echo "$err3"; fail=1; }
 [ "$fail" -eq 0 ] && echo "ok"
 exit "$fail"

@@ -88,10 +88,16 @@ static const cmd_help_t g_help[] = {
      "(default 4GiB),\n"
      "            in memory and through lms\n"},
     {"tune",
-     "  tune --workload NAME|TRACE [sim flags] | tune -- CMD ARGS\n"
+     "  tune --workload NAME|TRACE [sim flags] | tune [--repeat N] -- CMD "
+     "ARGS\n"
      "            [--lms-values KB,..] [--frac-values F,..] "
      "[--window-values W;..]\n"
-     "            find the fastest -lms, -lms_frac and prefetch window\n"},
+     "            [--json PATH|-]\n"
+     "            find the fastest -lms, -lms_frac and prefetch window; a "
+     "program's\n"
+     "            settings each run N times (their median), a failure shown "
+     "with\n"
+     "            the end of its stderr\n"},
     {"report",
      "  report WORKLOAD|TRACE | report --stats RUN.json --trace RUN.trace\n"
      "            [--out DIR] [--steps FIRST:COUNT] [--links L,..] "

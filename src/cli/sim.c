@@ -136,7 +136,7 @@ static const lms__cli_flag_t kSimFlags[] = {
     {"--quiet", 0},
     /* `lms tune`'s own */
     {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
-    {"--window-values", 1},
+    {"--window-values", 1}, {"--repeat", 1},
 };
 
 int lms__sim_extract_args(int *argc, char **argv, char **out) {

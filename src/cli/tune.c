@@ -7,7 +7,11 @@
  *
  * RANGES: --lms-values KB,..  --frac-values F,..  --window-values W,..
  * (defaults below).  A setting that runs out of memory (or, for a real
- * program, exits with a failure) is skipped and shown as such.
+ * program, exits with a failure) is skipped and shown as such, a failing
+ * program with the last lines it wrote to stderr.  A program's times
+ * vary: --repeat N runs each setting N times and compares their medians.
+ * --json PATH (or - for stdout, the progress then going to stderr) writes
+ * every setting tried, its times and the fastest, as one JSON object.
  *
  * Note [Searching by coordinates]
  * The three settings act mostly apart: the threshold decides what may
@@ -33,6 +37,10 @@
 #include "replay/replay.h"
 
 #define MAXV 16
+/* Runs of one setting at most (--repeat). */
+#define MAX_REPEAT 100
+/* What a skipped setting's reason may hold. */
+#define WHY 160
 
 typedef struct setting {
   int kb, frac, win; /* indexes into the ranges */
@@ -44,11 +52,17 @@ typedef struct tune {
   /* results[kb][frac][win]: ns, 0 not run, UINT64_MAX failed */
   uint64_t result[MAXV][MAXV][MAXV];
   int runs;
+  /* per setting: why it was skipped, and its runs' times (repeat each) */
+  char why[MAXV][MAXV][MAXV][WHY];
+  uint64_t *times;
+  int repeat;
   /* what to run */
   lms__workload_t w;
   int have_workload;
   int iterations; /* per simulated run; the last is timed */
   char **cmd;
+  int err_fd;     /* the program's stderr, kept for a failure's tail */
+  FILE *out;      /* progress and tables: stdout, or stderr with --json - */
   const lms_options_t *base;
 } tune_t;
 
@@ -139,20 +153,62 @@ static uint64_t run_workload(tune_t *t, const setting_t *s, char *why) {
   return r.last.time_ns;
 }
 
+/* The last lines (at most 10, from its last 2 KiB) the program wrote to
+ * stderr, each indented, after a run that failed. */
+static void print_tail(tune_t *t) {
+  if (t->err_fd < 0) return;
+  off_t end = lseek(t->err_fd, 0, SEEK_END);
+  if (end <= 0) {
+    fprintf(t->out, "    (it wrote nothing to stderr)\n");
+    return;
+  }
+  char buf[2049];
+  off_t from = end > 2048 ? end - 2048 : 0;
+  ssize_t n = pread(t->err_fd, buf, (size_t)(end - from), from);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  if (n > 0 && buf[n - 1] == '\n') buf[--n] = '\0';
+  /* Back from the end over ten line breaks. */
+  char *start = buf;
+  int lines = 0;
+  for (char *c = buf + n; c > buf; c--)
+    if (c[-1] == '\n' && ++lines == 10) {
+      start = c;
+      break;
+    }
+  /* A cut line (the 2 KiB began inside it) is dropped. */
+  if (start == buf && from > 0) {
+    char *nl = strchr(buf, '\n');
+    if (nl != NULL) start = nl + 1;
+  }
+  fprintf(t->out, "    its stderr ended with:\n");
+  for (char *line = start, *next; line != NULL; line = next) {
+    next = strchr(line, '\n');
+    if (next != NULL) *next++ = '\0';
+    fprintf(t->out, "    | %s\n", line);
+  }
+}
+
 static uint64_t run_command(tune_t *t, const setting_t *s, char *why) {
   struct timespec a, b;
+  if (t->err_fd >= 0 &&
+      (ftruncate(t->err_fd, 0) != 0 || lseek(t->err_fd, 0, SEEK_SET) != 0)) {
+    close(t->err_fd);
+    t->err_fd = -1;
+  }
   clock_gettime(CLOCK_MONOTONIC, &a);
   pid_t pid = fork();
   if (pid < 0) {
-    snprintf(why, 160, "fork: %s", strerror(errno));
+    snprintf(why, WHY, "fork: %s", strerror(errno));
     return UINT64_MAX;
   }
   if (pid == 0) {
-    /* The program's own output would bury the progress lines. */
+    /* The program's own output would bury the progress lines; its stderr
+     * is kept, for the tail of a failure. */
     int null = open("/dev/null", O_WRONLY);
     if (null >= 0) {
       dup2(null, STDOUT_FILENO);
-      dup2(null, STDERR_FILENO);
+      dup2(t->err_fd >= 0 ? t->err_fd : null, STDERR_FILENO);
       close(null);
     }
     setenv("LMS_KB", t->kb_text[s->kb], 1);
@@ -168,31 +224,68 @@ static uint64_t run_command(tune_t *t, const setting_t *s, char *why) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (code == 127)
-      snprintf(why, 160, "could not run '%s'", t->cmd[0]);
+      snprintf(why, WHY, "could not run '%s'", t->cmd[0]);
+    else if (WIFSIGNALED(status))
+      snprintf(why, WHY, "the program was killed by signal %d",
+               WTERMSIG(status));
     else
-      snprintf(why, 160, "the program failed (exit %d)", code);
+      snprintf(why, WHY, "the program failed (exit %d)", code);
     return UINT64_MAX;
   }
   return (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
          (uint64_t)(b.tv_nsec - a.tv_nsec);
 }
 
+static int by_ns(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A setting's times (t->repeat of them) in the table of every run. */
+static uint64_t *times_of(tune_t *t, const setting_t *s) {
+  size_t i = ((size_t)s->kb * MAXV + (size_t)s->frac) * MAXV + (size_t)s->win;
+  return &t->times[i * (size_t)t->repeat];
+}
+
+/* Runs a setting t->repeat times (once on the simulator, whose runs are
+ * the same every time) and returns the median of its times; a run that
+ * fails ends the setting as skipped. */
 static uint64_t evaluate(tune_t *t, const setting_t *s) {
   uint64_t *slot = &t->result[s->kb][s->frac][s->win];
   if (*slot != 0) return *slot;
-  char why[160] = "";
+  char *why = t->why[s->kb][s->frac][s->win];
+  uint64_t *times = times_of(t, s);
   t->runs++;
-  uint64_t ns = t->have_workload ? run_workload(t, s, why) : run_command(t, s, why);
+  uint64_t ns = 0;
+  for (int r = 0; r < t->repeat; r++) {
+    times[r] = t->have_workload ? run_workload(t, s, why)
+                                : run_command(t, s, why);
+    if (times[r] == UINT64_MAX) {
+      ns = UINT64_MAX;
+      break;
+    }
+  }
+  uint64_t sorted[MAX_REPEAT];
+  if (ns == 0) {
+    memcpy(sorted, times, (size_t)t->repeat * sizeof *sorted);
+    qsort(sorted, (size_t)t->repeat, sizeof *sorted, by_ns);
+    int h = t->repeat / 2;
+    ns = t->repeat % 2 ? sorted[h] : sorted[h - 1] / 2 + sorted[h] / 2;
+  }
   *slot = ns;
-  if (ns == UINT64_MAX)
-    printf("  run %2d: -lms %s -lms_frac %s --prefetch-window %s: skipped, "
-           "%s\n", t->runs, t->kb_text[s->kb], t->frac_text[s->frac],
-           t->win_text[s->win], why);
-  else
-    printf("  run %2d: -lms %s -lms_frac %s --prefetch-window %s: %.1f ms\n",
-           t->runs, t->kb_text[s->kb], t->frac_text[s->frac],
-           t->win_text[s->win], ms(ns));
-  fflush(stdout);
+  fprintf(t->out, "  run %2d: -lms %s -lms_frac %s --prefetch-window %s: ",
+          t->runs, t->kb_text[s->kb], t->frac_text[s->frac],
+          t->win_text[s->win]);
+  if (ns == UINT64_MAX) {
+    fprintf(t->out, "skipped, %s\n", why);
+    if (!t->have_workload) print_tail(t);
+  } else if (t->repeat == 1) {
+    fprintf(t->out, "%.1f ms\n", ms(ns));
+  } else {
+    fprintf(t->out, "%.1f ms (median of %d, %.1f to %.1f)\n", ms(ns),
+            t->repeat, ms(sorted[0]), ms(sorted[t->repeat - 1]));
+  }
+  fflush(t->out);
   return ns;
 }
 
@@ -247,22 +340,96 @@ static void print_table(const tune_t *t) {
         if (t->result[k][f][w] != 0)
           v[n++] = (tried_t){t->result[k][f][w], k, f, w};
   qsort(v, (size_t)n, sizeof *v, by_time);
-  printf("\n%12s %10s %18s %12s\n", "-lms", "-lms_frac", "--prefetch-window",
+  fprintf(t->out, "\n%12s %10s %18s %12s\n", "-lms", "-lms_frac", "--prefetch-window",
          "ms");
   for (int i = 0; i < n; i++) {
     if (v[i].ns == UINT64_MAX)
-      printf("%12s %10s %18s %12s\n", t->kb_text[v[i].kb],
+      fprintf(t->out, "%12s %10s %18s %12s\n", t->kb_text[v[i].kb],
              t->frac_text[v[i].frac], t->win_text[v[i].win], "skipped");
     else
-      printf("%12s %10s %18s %12.1f\n", t->kb_text[v[i].kb],
+      fprintf(t->out, "%12s %10s %18s %12.1f\n", t->kb_text[v[i].kb],
              t->frac_text[v[i].frac], t->win_text[v[i].win], ms(v[i].ns));
   }
+}
+
+static void json_string(FILE *f, const char *v) {
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+static void json_setting(FILE *f, const tune_t *t, int k, int fr, int w) {
+  fprintf(f, "\"lms\": ");
+  json_string(f, t->kb_text[k]);
+  fprintf(f, ", \"lms_frac\": ");
+  json_string(f, t->frac_text[fr]);
+  fprintf(f, ", \"prefetch_window\": ");
+  json_string(f, t->win_text[w]);
+}
+
+/* --json: what was run, every setting tried (in the order of the
+ * ranges) with its median and each run's time, or why it was skipped,
+ * and the fastest. */
+static void write_json(FILE *f, tune_t *t, const setting_t *best,
+                       uint64_t best_ns) {
+  fprintf(f, "{\"target\": ");
+  if (t->have_workload) {
+    json_string(f, t->w.name);
+    fprintf(f, ", \"device\": \"sim\", \"link\": ");
+    json_string(f, t->base->v.link.name);
+  } else {
+    fprintf(f, "[");
+    for (char **c = t->cmd; *c != NULL; c++) {
+      if (c != t->cmd) fprintf(f, ", ");
+      json_string(f, *c);
+    }
+    fprintf(f, "], \"device\": \"program\"");
+  }
+  fprintf(f, ", \"repeat\": %d, \"settings_tried\": %d, \"tried\": [",
+          t->repeat, t->runs);
+  int first = 1;
+  for (int k = 0; k < t->nkb; k++)
+    for (int fr = 0; fr < t->nfrac; fr++)
+      for (int w = 0; w < t->nwin; w++) {
+        uint64_t ns = t->result[k][fr][w];
+        if (ns == 0) continue;
+        fprintf(f, "%s\n  {", first ? "" : ",");
+        first = 0;
+        json_setting(f, t, k, fr, w);
+        if (ns == UINT64_MAX) {
+          fprintf(f, ", \"ms\": null, \"skipped\": ");
+          json_string(f, t->why[k][fr][w]);
+          fprintf(f, "}");
+          continue;
+        }
+        fprintf(f, ", \"ms\": %.3f, \"times_ms\": [", ms(ns));
+        const uint64_t *v = times_of(t, &(setting_t){k, fr, w});
+        for (int r = 0; r < t->repeat; r++)
+          fprintf(f, "%s%.3f", r ? ", " : "", ms(v[r]));
+        fprintf(f, "]}");
+      }
+  fprintf(f, "],\n \"fastest\": ");
+  if (best_ns == UINT64_MAX) {
+    fprintf(f, "null}\n");
+    return;
+  }
+  fprintf(f, "{");
+  json_setting(f, t, best->kb, best->frac, best->win);
+  fprintf(f, ", \"ms\": %.3f}}\n", ms(best_ns));
 }
 
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   static tune_t t;
   memset(&t, 0, sizeof t);
   t.base = base;
+  t.repeat = 1;
+  t.err_fd = -1;
+  t.out = stdout;
+  char json[LMS__PATH_MAX] = "";
   lms__sim_args_t sa;
   lms__sim_args_init(&sa);
   char kb[256] = "", frac[256] = "", win[256] = "";
@@ -296,11 +463,28 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
       snprintf(win, sizeof win, "%s", val);
       have_win = 1;
       i++;
+    } else if (strcmp(a, "--repeat") == 0 && val) {
+      char *end = NULL;
+      errno = 0;
+      long r = strtol(val, &end, 10);
+      if (end == val || *end != '\0' || errno != 0 || r < 1 ||
+          r > MAX_REPEAT) {
+        fprintf(stderr, "lms tune: --repeat: '%s' is not accepted; "
+                        "accepted: a whole number of runs per setting from "
+                        "1 to %d\n", val, MAX_REPEAT);
+        return 2;
+      }
+      t.repeat = (int)r;
+      i++;
+    } else if (strcmp(a, "--json") == 0 && val) {
+      if (lms__cli_path("tune", "--json", val, json, sizeof json)) return 2;
+      i++;
     } else if (strcmp(a, "--workload") == 0 && val) {
       if (nsim < 63) sim_args[nsim++] = val;
       i++;
     } else if (strcmp(a, "--lms-values") == 0 || strcmp(a, "--frac-values") == 0 ||
-               strcmp(a, "--window-values") == 0 || strcmp(a, "--workload") == 0) {
+               strcmp(a, "--window-values") == 0 || strcmp(a, "--workload") == 0 ||
+               strcmp(a, "--repeat") == 0 || strcmp(a, "--json") == 0) {
       fprintf(stderr, "lms tune: %s needs a value\n", a);
       return 2;
     } else if (nsim < 63) {
@@ -339,7 +523,6 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
                          : sa.ncapacities
                              ? "--capacities (give one as --gpu-limit before "
                                "the command)"
-                         : sa.json[0]  ? "--json"
                          : sa.declare  ? "--declare"
                          : sa.calibrate_busy > 0
                              ? "--calibrate-busy (calibrate with lms sim, "
@@ -356,6 +539,12 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
               unused);
       return 2;
     }
+    if (t.repeat > 1) {
+      fprintf(stderr, "lms tune: --repeat is for a program (lms tune -- CMD): "
+                      "the simulator's runs of a setting all take the same "
+                      "time\n");
+      return 2;
+    }
     t.iterations = sa.iterations;
     char err[LMS__ERRBUF] = "";
     lms__wl_init(&t.w, NULL);
@@ -364,45 +553,110 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
       return 2;
     }
     t.have_workload = 1;
-    printf("lms tune: %s on the simulated device, link %s\n", t.w.name,
-           base->v.link.name);
   } else {
+    /* Before "--" a program takes tune's own flags alone: a workload's
+     * would be silently unused. */
+    if (nsim > 0) {
+      fprintf(stderr, "lms tune: '%s' is not accepted with a program (lms "
+                      "tune ... -- CMD); accepted before '--': --lms-values, "
+                      "--frac-values, --window-values, --repeat, --json and "
+                      "lms's options\n", sim_args[0]);
+      return 2;
+    }
     /* A program that cannot be started would fail every setting and end
      * in advice about --gpu-limit; it is bad input, refused first. */
     char prog[PATH_MAX];
     if (lms__cli_find_program("tune", t.cmd[0], prog, sizeof prog) != 0)
       return 2;
-    printf("lms tune: %s, timed\n", t.cmd[0]);
   }
-  printf("  %d x %d x %d settings; searching one setting at a time\n", t.nkb,
-         t.nfrac, t.nwin);
+  /* Made before the first run, so that a search does not end with
+   * nothing written. */
+  FILE *jf = NULL;
+  int json_stdout = strcmp(json, "-") == 0;
+  if (json[0] != '\0') {
+    jf = json_stdout ? stdout : fopen(json, "w");
+    if (jf == NULL) {
+      fprintf(stderr, "lms tune: --json: cannot write '%s': %s\n", json,
+              strerror(errno));
+      if (t.have_workload) lms__wl_free(&t.w);
+      return 2;
+    }
+    if (json_stdout) t.out = stderr;
+  }
+  if (t.have_workload) {
+    fprintf(t.out, "lms tune: %s on the simulated device, link %s\n",
+            t.w.name, base->v.link.name);
+  } else {
+    /* The program's stderr goes to an unnamed file, read back after a
+     * run that failed. */
+    const char *dir = getenv("TMPDIR");
+    char tmpl[PATH_MAX];
+    int n = snprintf(tmpl, sizeof tmpl, "%s/lms-tune-XXXXXX",
+                     dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+    if (n > 0 && (size_t)n < sizeof tmpl) {
+      t.err_fd = mkstemp(tmpl);
+      if (t.err_fd >= 0) unlink(tmpl);
+    }
+    fprintf(t.out, "lms tune: %s, timed%s\n", t.cmd[0],
+            t.repeat > 1 ? "; each setting's median" : "");
+  }
+  t.times = calloc((size_t)MAXV * MAXV * MAXV * (size_t)t.repeat,
+                   sizeof *t.times);
+  if (t.times == NULL) {
+    fprintf(stderr, "lms tune: out of memory\n");
+    if (jf != NULL && !json_stdout) fclose(jf);
+    if (t.err_fd >= 0) close(t.err_fd);
+    if (t.have_workload) lms__wl_free(&t.w);
+    return 1;
+  }
+  fprintf(t.out, "  %d x %d x %d settings; searching one setting at a time"
+                 "%s\n", t.nkb, t.nfrac, t.nwin,
+          t.repeat > 1 ? ", each run --repeat times" : "");
   setting_t best;
   uint64_t ns = search(&t, &best);
   int rc = 0;
+  FILE *o = t.out;
   if (ns == UINT64_MAX) {
-    printf("no setting ran; widen the ranges or raise --gpu-limit\n");
+    fprintf(o, "no setting ran; widen the ranges or raise --gpu-limit\n");
     rc = 1;
   } else {
     print_table(&t);
-    printf("\nfastest of %d runs: %.1f ms\n", t.runs, ms(ns));
+    if (t.repeat == 1)
+      fprintf(o, "\nfastest of %d runs: %.1f ms\n", t.runs, ms(ns));
+    else
+      fprintf(o, "\nfastest of %d settings, each run up to %d times: %.1f ms "
+                 "(its median)\n", t.runs, t.repeat, ms(ns));
     if (t.have_workload) {
-      printf("  lms sim");
-      for (int i = 0; i < nsim; i++) printf(" %s", sim_args[i]);
-      printf(" -lms %s -lms_frac %s --prefetch-window '%s'",
-             t.kb_text[best.kb], t.frac_text[best.frac], t.win_text[best.win]);
+      fprintf(o, "  lms sim");
+      for (int i = 0; i < nsim; i++) fprintf(o, " %s", sim_args[i]);
+      fprintf(o, " -lms %s -lms_frac %s --prefetch-window '%s'",
+              t.kb_text[best.kb], t.frac_text[best.frac],
+              t.win_text[best.win]);
       if (base->v.gpu_limit)
-        printf(" --gpu-limit %llu", (unsigned long long)base->v.gpu_limit);
+        fprintf(o, " --gpu-limit %llu", (unsigned long long)base->v.gpu_limit);
       if (strcmp(base->v.link.name, "custom") == 0)
-        printf(" --links %g/%g\n", base->v.link.h2d_gbps, base->v.link.d2h_gbps);
+        fprintf(o, " --links %g/%g\n", base->v.link.h2d_gbps,
+                base->v.link.d2h_gbps);
       else
-        printf(" --links %s\n", base->v.link.name);
+        fprintf(o, " --links %s\n", base->v.link.name);
     } else {
-      printf("  LMS_KB=%s LMS_FRAC=%s LMS_PREFETCH_WINDOW='%s'",
-             t.kb_text[best.kb], t.frac_text[best.frac], t.win_text[best.win]);
-      for (char **c = t.cmd; *c != NULL; c++) printf(" %s", *c);
-      printf("\n");
+      fprintf(o, "  LMS_KB=%s LMS_FRAC=%s LMS_PREFETCH_WINDOW='%s'",
+              t.kb_text[best.kb], t.frac_text[best.frac],
+              t.win_text[best.win]);
+      for (char **c = t.cmd; *c != NULL; c++) fprintf(o, " %s", *c);
+      fprintf(o, "\n");
     }
   }
+  if (jf != NULL) {
+    write_json(jf, &t, &best, ns);
+    if (!json_stdout && fclose(jf) != 0) {
+      fprintf(stderr, "lms tune: --json: cannot write '%s': %s\n", json,
+              strerror(errno));
+      rc = 1;
+    }
+  }
+  free(t.times);
+  if (t.err_fd >= 0) close(t.err_fd);
   if (t.have_workload) lms__wl_free(&t.w);
   return rc;
 }
