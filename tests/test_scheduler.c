@@ -944,12 +944,12 @@ Test(belady, random_equal_chunks_fetch_no_more_than_lru, .timeout = 300) {
 /* Notes [Chunks whose users are done] and [Range eviction by index] in
  * residency.c and [Walking only what the window acts on] in plan.c: the
  * indexes must choose the very victims, and prefetch the very chunks, the
- * walks and scans they replace chose.  Random programs of chunks from 256 KiB to
- * 6 MiB, or all of 2 MiB + 4 KiB (range eviction is for requests over
- * 1 MiB; equal sizes make ties), under both policies
- * with the default prefetch window and under a random budget, replayed
- * with the indexes and with the walks: the same time and the same bytes
- * both ways, and the indexes did choose victims. */
+ * walks and scans they replace chose.  Random programs of chunks from
+ * 256 KiB to 6 MiB, or all of 2 MiB + 4 KiB (range eviction is for
+ * requests over 1 MiB; equal sizes make ties), under both policies with
+ * the default prefetch window and under a random budget, and three
+ * built-ins, replayed with the indexes and with the walks: the same time
+ * and the same bytes both ways, and the indexes did choose victims. */
 Test(index, choices_match_the_reference_walks, .timeout = 300) {
   /* Sizes log-uniform, and all equal (ties: one size, one state). */
   const shape_t shapes[2] = {
@@ -991,6 +991,31 @@ Test(index, choices_match_the_reference_walks, .timeout = 300) {
   }
   cr_assert(gt(u64, lms__swap_indexed_ranges, ranges0));
   cr_assert(gt(u64, lms__swap_indexed_done, done0));
+  /* Longer periods and larger chunks: the built-ins (the U-Net
+   * smaller). */
+  const builtin_t longer[] = {{"googlenet", 1, 1, 0, "8GiB"},
+                              {"googlenet", 10, 1, 0, "16GiB"},
+                              {"unet3d", 1, 1, 48, "400MiB"}};
+  for (size_t b = 0; b < sizeof longer / sizeof longer[0]; b++) {
+    lms__workload_t w;
+    build_builtin(&longer[b], &w);
+    lms__replay_result_t res[2];
+    for (int ref = 0; ref < 2; ref++) {
+      lms_options_t *o = options("gpu-limit", longer[b].limit, "sim-bytes",
+                                 "off", NULL);
+      lms__swap_reference = ref;
+      replay(&w, o, 3, 0, NULL, NULL, &res[ref], longer[b].name);
+      lms__swap_reference = 0;
+      lms_options_destroy(o);
+    }
+    cr_assert(eq(u64, res[0].last.time_ns, res[1].last.time_ns), "%s %s",
+              longer[b].name, longer[b].limit);
+    cr_assert(eq(u64, res[0].last.bytes_h2d, res[1].last.bytes_h2d), "%s",
+              longer[b].name);
+    cr_assert(eq(u64, res[0].last.bytes_d2h, res[1].last.bytes_d2h), "%s",
+              longer[b].name);
+    lms__wl_free(&w);
+  }
 }
 
 /* ---- 5. Bytes survive prefetch, eviction and write-back ------------------- */

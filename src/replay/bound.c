@@ -23,8 +23,8 @@
  * more than any other choice would).  The gaps counted are those ending in
  * one iteration, the previous iteration supplying the gaps that cross into
  * it; gaps ending earlier are dropped, which only loosens the bound.  A
- * range-add, range-min tree makes each gap O(log n): O(r log n) for r
- * references.
+ * range-add, range-max tree over the negated room (core/rangetree.h)
+ * makes each gap O(log n): O(r log n) for r references.
  *
  * Write-backs take the same programme over one gap of each dirty run: a
  * run goes from a use that writes to the next one that writes (around the
@@ -78,54 +78,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rangetree.h"
 #include "core/status.h"
 #include "replay/replay.h"
-
-/* ---- Range add, range min ------------------------------------------------ */
-
-typedef struct tree {
-  int64_t *min, *add; /* 4 * steps entries each: a binary tree */
-} tree_t;
-
-static void tree_build(tree_t *t, size_t node, size_t lo, size_t hi,
-                       const int64_t *v) {
-  if (hi - lo == 1) {
-    t->min[node] = v[lo];
-    return;
-  }
-  size_t mid = lo + (hi - lo) / 2;
-  tree_build(t, 2 * node, lo, mid, v);
-  tree_build(t, 2 * node + 1, mid, hi, v);
-  t->min[node] = t->min[2 * node] < t->min[2 * node + 1] ? t->min[2 * node]
-                                                         : t->min[2 * node + 1];
-}
-
-static int64_t tree_min(const tree_t *t, size_t node, size_t lo, size_t hi,
-                        size_t a, size_t b) {
-  if (b <= lo || hi <= a) return INT64_MAX;
-  if (a <= lo && hi <= b) return t->min[node];
-  size_t mid = lo + (hi - lo) / 2;
-  int64_t l = tree_min(t, 2 * node, lo, mid, a, b);
-  int64_t r = tree_min(t, 2 * node + 1, mid, hi, a, b);
-  int64_t m = l < r ? l : r;
-  return m == INT64_MAX ? m : m + t->add[node];
-}
-
-static void tree_add(tree_t *t, size_t node, size_t lo, size_t hi, size_t a,
-                     size_t b, int64_t d) {
-  if (b <= lo || hi <= a) return;
-  if (a <= lo && hi <= b) {
-    t->min[node] += d;
-    t->add[node] += d;
-    return;
-  }
-  size_t mid = lo + (hi - lo) / 2;
-  tree_add(t, 2 * node, lo, mid, a, b, d);
-  tree_add(t, 2 * node + 1, mid, hi, a, b, d);
-  int64_t m = t->min[2 * node] < t->min[2 * node + 1] ? t->min[2 * node]
-                                                      : t->min[2 * node + 1];
-  t->min[node] = m + t->add[node];
-}
 
 /* ---- Gaps ------------------------------------------------------------------ */
 
@@ -144,21 +99,23 @@ static int by_end(const void *a, const void *b) {
 }
 
 /* The bytes of the gaps that cost a copy in (d2h 0) or a write-back
- * (d2h 1) and cannot be kept, taking the gaps by their end. */
+ * (d2h 1) and cannot be kept, taking the gaps by their end.  The tree
+ * holds the room at each step negated: its largest is the least room. */
 static uint64_t unkept(gap_t *g, size_t ng, const int64_t *room, size_t m,
-                       int d2h, int64_t *scratch_min, int64_t *scratch_add) {
-  tree_t t = {.min = scratch_min, .add = scratch_add};
-  memset(scratch_add, 0, 4 * m * sizeof *scratch_add);
-  tree_build(&t, 1, 0, m, room);
+                       int d2h, int64_t *scratch_max, int64_t *scratch_add,
+                       int64_t *scratch_neg) {
+  lms__rt_t t = {.max = scratch_max, .add = scratch_add, .n = m};
+  for (size_t i = 0; i < m; i++) scratch_neg[i] = -room[i];
+  lms__rt_build(&t, scratch_neg);
   uint64_t cost = 0;
   for (size_t i = 0; i < ng; i++) {
     if (!(d2h ? g[i].d2h : g[i].h2d)) continue;
     if (g[i].end <= g[i].start + 1) continue; /* no step between: kept */
-    int64_t free_b = tree_min(&t, 1, 0, m, g[i].start + 1, g[i].end);
+    int64_t free_b = -lms__rt_max(&t, g[i].start + 1, g[i].end);
     int64_t keep = free_b <= 0 ? 0
                    : (uint64_t)free_b < g[i].size ? free_b
                                                   : (int64_t)g[i].size;
-    if (keep > 0) tree_add(&t, 1, 0, m, g[i].start + 1, g[i].end, -keep);
+    if (keep > 0) lms__rt_add(&t, g[i].start + 1, g[i].end, keep);
     cost += g[i].size - (uint64_t)keep;
   }
   return cost;
@@ -258,8 +215,9 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   uint32_t *first = calloc(w->nchunks + 1, sizeof *first);
   use_t *uses = malloc(((size_t)w->nrefs + 1) * sizeof *uses);
   int64_t *room = malloc(m * sizeof *room);
-  int64_t *tmin = malloc(4 * m * sizeof *tmin);
-  int64_t *tadd = malloc(4 * m * sizeof *tadd);
+  int64_t *tmax = malloc(lms__rt_words(m) * sizeof *tmax);
+  int64_t *tadd = malloc(lms__rt_words(m) * sizeof *tadd);
+  int64_t *tneg = malloc(m * sizeof *tneg);
   gap_t *g = malloc((2 * (size_t)w->nrefs + 1) * sizeof *g);
   int64_t *gap_of = malloc(((size_t)w->nrefs + 1) * sizeof *gap_of);
   uint64_t *step_bytes = calloc(n, sizeof *step_bytes);
@@ -271,7 +229,7 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   sizes_t zin = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zin.sum)};
   sizes_t zout = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zout.sum)};
   lms_status_t st = LMS_OK;
-  if (!count || !first || !uses || !room || !tmin || !tadd || !g ||
+  if (!count || !first || !uses || !room || !tmax || !tadd || !tneg || !g ||
       !gap_of || !step_bytes || !across || !dirty || !zin.sum || !zout.sum) {
     lms__errf(err, "lower bound: no host memory for %u steps", n);
     st = LMS_ERR_HOST_OOM;
@@ -349,8 +307,8 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
     mark_dirty_runs(u, k, !w->chunks[c].transient, gap_of, g);
   }
   qsort(g, ng, sizeof *g, by_end);
-  out->h2d_bytes = unkept(g, ng, room, m, 0, tmin, tadd);
-  out->d2h_bytes = unkept(g, ng, room, m, 1, tmin, tadd);
+  out->h2d_bytes = unkept(g, ng, room, m, 0, tmax, tadd, tneg);
+  out->d2h_bytes = unkept(g, ng, room, m, 1, tmax, tadd, tneg);
   sizes_of(g, ng, 0, &zin);
   sizes_of(g, ng, 1, &zout);
   uint64_t compute = lms__wl_compute_ns(w);
@@ -392,8 +350,9 @@ done:
   free(first);
   free(uses);
   free(room);
-  free(tmin);
+  free(tmax);
   free(tadd);
+  free(tneg);
   free(g);
   free(gap_of);
   free(step_bytes);
