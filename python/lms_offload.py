@@ -64,17 +64,21 @@ class _Desc(ctypes.Structure):
 
 
 def find_library():
-    """The path of liblms.so: LMS_LIB, else ../build/lib beside this file,
-    else the loader's search path."""
+    """The path of liblms.so: LMS_LIB; else the one pip installed beside
+    this file (lms.libs/, python/pyproject.toml); else the source tree's
+    build (../build/lib beside this file); else the loader's search
+    path."""
     env = os.environ.get("LMS_LIB")
     if env:
         if not os.path.exists(env):
             raise FileNotFoundError(f"LMS_LIB={env}: no such file")
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    cand = os.path.normpath(os.path.join(here, "..", "build", "lib",
-                                         "liblms.so"))
-    return cand if os.path.exists(cand) else "liblms.so"
+    for cand in (os.path.join(here, "lms.libs", "liblms.so.0"),
+                 os.path.join(here, "..", "build", "lib", "liblms.so")):
+        if os.path.exists(cand):
+            return os.path.normpath(cand)
+    return "liblms.so"
 
 
 _lib = None

@@ -14,8 +14,14 @@ never depend on where a tensor lives.
     ...
     print(lms_torch.stats())
 
-The library is found through LMS_TORCH_LIB, then beside this file in
-../build/lib, then on the loader's path.
+The library is found through LMS_TORCH_LIB, then where `pip install
+./python` put it (lms.libs/ beside this file), then in the source tree's
+build (../build/lib), then on the loader's path.
+
+    python -m lms_torch [--gpu-limit 8GiB] [--lms-frac F] ... train.py ARGS
+
+runs an unchanged script with lms as its allocator (options as for
+install(), or in LMS_CONF, below).
 """
 
 import ctypes
@@ -45,8 +51,8 @@ def find_library():
             raise FileNotFoundError(f"LMS_TORCH_LIB={env}: no such file")
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "..", "build", "lib", "liblms_torch.so"),
-                 os.path.join(here, "liblms_torch.so")):
+    for cand in (os.path.join(here, "lms.libs", "liblms_torch.so.0"),
+                 os.path.join(here, "..", "build", "lib", "liblms_torch.so")):
         if os.path.exists(cand):
             return os.path.normpath(cand)
     return "liblms_torch.so"  # the loader's search path
@@ -213,3 +219,44 @@ def hint_modules(model):
     for pos, mod in enumerate(leaves):
         handles.extend(make(pos, mod))
     return handles
+
+
+def main(argv=None):
+    """python -m lms_torch [OPTIONS] SCRIPT [ARGS...]: runs SCRIPT, unchanged,
+    with lms as PyTorch's CUDA allocator.  OPTIONS are install()'s keywords
+    as flags (--gpu-limit 8GiB, --lms-kb, --lms-frac, --prefetch-window,
+    --log, --log-file); --stats prints stats() to stderr at exit.  LMS_CONF
+    and the LMS_* variables work as for every front end.  Returns the
+    exit status: 2 for bad options."""
+    import argparse
+    import atexit
+    import runpy
+    import sys
+    parser = argparse.ArgumentParser(
+        prog="python -m lms_torch",
+        description="Run a PyTorch script with lms as its CUDA allocator.")
+    for key, (_env, accepted) in sorted(_OPTIONS.items()):
+        parser.add_argument("--" + key.replace("_", "-"), dest=key,
+                            metavar="VALUE", help=accepted)
+    parser.add_argument("--stats", action="store_true",
+                        help="print the allocator's counters at exit")
+    parser.add_argument("script", help="the script to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER,
+                        help="its arguments")
+    a = parser.parse_args(argv)
+    options = {k: getattr(a, k) for k in _OPTIONS}
+    try:
+        install(**options)
+    except ValueError as e:
+        print(f"python -m lms_torch: {e}", file=sys.stderr)
+        return 2
+    if a.stats:
+        atexit.register(lambda: print(json.dumps(stats()), file=sys.stderr))
+    sys.argv = [a.script] + a.args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
+    runpy.run_path(a.script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

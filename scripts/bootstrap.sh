@@ -28,6 +28,11 @@ command -v gnuplot >/dev/null 2>&1 || optional+=(gnuplot-nox)
 if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
   optional+=(python3-torch)
 fi
+# python3-venv for the test that pip-installs ./python into a fresh
+# environment (tests/pip_install.sh); without it that test is skipped.
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then
+  optional+=(python3-venv)
+fi
 # clang builds the suites once more for `make test`, for the checks only
 # its sanitizers make, and links the fuzz harnesses with its libFuzzer;
 # without it those stages report themselves skipped.  Debian ships clang's

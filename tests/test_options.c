@@ -649,6 +649,61 @@ Test(options_env, reads_the_twins, .init = opts_up, .fini = opts_down) {
   cr_assert(eq(int, o->source[LMS__OPT_log], LMS__SRC_DEFAULT));
 }
 
+/* Note [All options in one variable] in options.c. */
+Test(options_env, reads_lms_conf, .init = opts_up, .fini = opts_down) {
+  setenv("LMS_CONF",
+         "gpu_limit:8GiB,lms-frac:0.4,prefetch_window:64,25%,lms:4096", 1);
+  cr_assert(eq(int, lms_options_load_env(g_opts), LMS_OK), "%s",
+            lms_options_error(g_opts));
+  const lms__opts_t *o = &g_opts->v;
+  cr_assert(eq(u64, o->gpu_limit, 8589934592ull));
+  cr_assert(eq(dbl, o->lms_frac, 0.4));
+  cr_assert(eq(u32, o->prefetch_window.steps, 64));
+  cr_assert(eq(dbl, o->prefetch_window.percent, 25.0));
+  cr_assert(eq(i64, o->lms_kb, 4096));
+  cr_assert(eq(int, o->source[LMS__OPT_gpu_limit], LMS__SRC_ENV));
+  cr_assert(eq(int, o->source[LMS__OPT_log], LMS__SRC_DEFAULT));
+}
+
+Test(options_env, lms_conf_then_twins_then_flags, .init = opts_up,
+     .fini = opts_down) {
+  setenv("LMS_CONF", "gpu_limit:8GiB,lms_frac:0.4", 1);
+  setenv("LMS_GPU_LIMIT", "4GiB", 1);
+  cr_assert(eq(int, lms_options_set(g_opts, "lms_frac", "0.25"), LMS_OK));
+  cr_assert(eq(int, lms_options_load_env(g_opts), LMS_OK), "%s",
+            lms_options_error(g_opts));
+  cr_assert(eq(u64, g_opts->v.gpu_limit, 4294967296ull));
+  cr_assert(eq(dbl, g_opts->v.lms_frac, 0.25));
+}
+
+struct conf_case {
+  char value[64];
+  char hint[80];
+};
+
+ParameterizedTestParameters(options_env, bad_lms_conf) {
+  static struct conf_case cases[] = {
+      {"8GiB", "comes before any key"},
+      {"gpu_size:8GiB", "'gpu_size' names no option"},
+      {":8GiB", "no key before its ':'"},
+      {"gpu_limit:1GiB,gpu-limit:2GiB", "given twice"},
+      {"lms_frac:1.5", "LMS_CONF's lms_frac"},
+      {"lms_frac:1.5", "0 to 1"},
+  };
+  return cr_make_param_array(struct conf_case, cases,
+                             sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct conf_case *c, options_env, bad_lms_conf,
+                  .init = opts_up, .fini = opts_down) {
+  setenv("LMS_CONF", c->value, 1);
+  lms__opts_t before = g_opts->v;
+  cr_assert(eq(int, lms_options_load_env(g_opts), LMS_ERR_INVALID),
+            "LMS_CONF=%s was accepted", c->value);
+  assert_mentions(lms_options_error(g_opts), c->hint);
+  cr_assert(eq(u64, g_opts->v.gpu_limit, before.gpu_limit));
+}
+
 struct env_case {
   char var[32];
   char value[32];

@@ -758,7 +758,7 @@ lms_status_t lms_options_set(lms_options_t *opts, const char *name,
  * loads. */
 static const char *const kCommandEnv[] = {"LMS_GNUPLOT", "LMS_PRELOAD_LIB",
                                           "LMS_STATS_LINE", "LMS_TORCH_LIB",
-                                          "LMS_LIB"};
+                                          "LMS_LIB", "LMS_CONF"};
 
 /* Warns about LMS_* variables that name no option: most likely a typo that
  * would otherwise be silently ignored. */
@@ -780,16 +780,105 @@ static void warn_unknown_env(void) {
   }
 }
 
+/* Note [All options in one variable]
+ * PyTorch users set its allocator with one variable of key:value pairs
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,...), and a launcher
+ * passes one variable more easily than six.  LMS_CONF takes the same
+ * form: LMS_CONF=gpu_limit:8GiB,lms_frac:0.5,prefetch_window:1000,40%.
+ * A key is any spelling of an option (gpu-limit, gpu_limit, lms_frac,
+ * lms-frac), and a piece without a colon belongs to the value before it,
+ * so a window's own comma needs no escape.  The LMS_* twin of an option
+ * overrides its LMS_CONF entry; a flag overrides both.  Bad input (a piece
+ * before any key, a key that names no option, an option given twice, a
+ * bad value) is refused naming the piece and what is accepted. */
+static lms_status_t parse_conf(const char *conf, char values[][LMS__ERRBUF],
+                               int *given, char *err) {
+  const char *p = conf;
+  int id = -1;
+  while (*p != '\0') {
+    size_t len = strcspn(p, ",");
+    const char *colon = memchr(p, ':', len);
+    if (colon == NULL) {
+      if (id < 0) {
+        lms__errf(err, "LMS_CONF: '%.*s' comes before any key; accepted: "
+                  "key:value pairs separated by commas, as "
+                  "gpu_limit:8GiB,lms_frac:0.5", (int)len, p);
+        return LMS_ERR_INVALID;
+      }
+      size_t have = strlen(values[id]);
+      if (have + 1 + len >= LMS__ERRBUF) goto too_long;
+      values[id][have] = ',';
+      memcpy(values[id] + have + 1, p, len);
+      values[id][have + 1 + len] = '\0';
+    } else {
+      size_t klen = (size_t)(colon - p);
+      char key[64];
+      if (klen == 0 || klen >= sizeof key) {
+        lms__errf(err, "LMS_CONF: '%.*s' has no key before its ':'; "
+                  "accepted: key:value, the key an option's name as "
+                  "gpu_limit or lms_frac", (int)len, p);
+        return LMS_ERR_INVALID;
+      }
+      memcpy(key, p, klen);
+      key[klen] = '\0';
+      const char *spelling = NULL;
+      id = find_option(key, klen, &spelling);
+      if (id < 0) {
+        for (char *c = key; *c != '\0'; c++)
+          if (*c == '_') *c = '-';
+        id = find_option(key, klen, &spelling);
+      }
+      if (id < 0) {
+        lms__errf(err, "LMS_CONF: '%.*s' names no option; accepted: the "
+                  "options of 'lms help' (gpu_limit, lms, lms_frac, "
+                  "prefetch_window, ...)", (int)klen, p);
+        return LMS_ERR_INVALID;
+      }
+      if (given[id]) {
+        lms__errf(err, "LMS_CONF: %.*s is given twice; accepted: each "
+                  "option once", (int)klen, p);
+        return LMS_ERR_INVALID;
+      }
+      size_t vlen = len - klen - 1;
+      if (vlen >= LMS__ERRBUF) goto too_long;
+      memcpy(values[id], colon + 1, vlen);
+      values[id][vlen] = '\0';
+      given[id] = 1;
+    }
+    p += len;
+    if (*p == ',') p++;
+  }
+  return LMS_OK;
+too_long:
+  lms__errf(err, "LMS_CONF: a value is longer than %d characters",
+            LMS__ERRBUF - 1);
+  return LMS_ERR_INVALID;
+}
+
 lms_status_t lms_options_load_env(lms_options_t *opts) {
   if (opts == NULL) return LMS_ERR_INVALID;
   lms__opts_t tmp;
   lms__opts_copy(&tmp, &opts->v);
+  /* Note [All options in one variable]. */
+  char conf_values[LMS__OPT_COUNT][LMS__ERRBUF];
+  int conf_given[LMS__OPT_COUNT] = {0};
+  const char *conf = getenv("LMS_CONF");
+  if (conf != NULL) {
+    lms_status_t st = parse_conf(conf, conf_values, conf_given, opts->error);
+    if (st != LMS_OK) return st;
+  }
   for (int id = 0; id < LMS__OPT_COUNT; id++) {
     if (tmp.source[id] == LMS__SRC_SET) continue;
     const char *value = getenv(g_meta[id].env);
+    const char *what = g_meta[id].env;
+    char conf_what[96];
+    if (value == NULL && conf_given[id]) {
+      value = conf_values[id];
+      snprintf(conf_what, sizeof conf_what, "LMS_CONF's %s", g_meta[id].flag);
+      what = conf_what;
+    }
     if (value == NULL) continue;
-    lms_status_t st =
-        apply(&tmp, (lms__opt_id_t)id, g_meta[id].env, value, opts->error);
+    lms_status_t st = apply(&tmp, (lms__opt_id_t)id, what, value, opts->error);
     if (st != LMS_OK) return st;
     tmp.source[id] = LMS__SRC_ENV;
   }
@@ -1096,6 +1185,10 @@ size_t lms_options_help(char *buf, size_t size) {
     tb_printf(&t, "\n      %s\n", m->help);
   }
   char names[256];
+  tb_printf(&t, "LMS_CONF holds any of them in one variable, in the form "
+                "of PyTorch's allocator\nsettings (an option's own variable "
+                "overrides it):\n  LMS_CONF=gpu_limit:8GiB,lms_frac:0.5,"
+                "prefetch_window:1000,40%%\n");
   tb_printf(&t, "Sizes take a unit: %s; e.g. 16GiB or 1.5G.\n",
             SIZE_UNITS_TEXT);
   join_names(names, sizeof names, lms__log_level_names, LMS_LOG_LEVEL_COUNT);

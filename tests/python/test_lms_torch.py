@@ -85,7 +85,69 @@ CASES = {
 }
 
 
+# python -m lms_torch: the same stand-in, as a torch package on PYTHONPATH,
+# and a script that checks it runs as __main__ with its own arguments after
+# lms became the allocator.
+STAND_IN = textwrap.dedent("""
+    import types
+    calls = []
+    class Alloc:
+        def __init__(self, path, m, f):
+            calls.append(("alloc", path, m, f))
+    def change(a):
+        calls.append(("change", a))
+    cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
+        CUDAPluggableAllocator=Alloc, change_current_allocator=change))
+""")
+
+SCRIPT = textwrap.dedent("""
+    import sys, torch
+    assert __name__ == "__main__"
+    assert sys.argv[1:] == ["--epochs", "2"], sys.argv
+    assert [c[0] for c in torch.calls] == ["alloc", "change"], torch.calls
+    print("script ran")
+""")
+
+RUN_CASES = {
+    # (flags before the script, extra environment, exit status, output)
+    "runs_the_script_with_lms_installed":
+        (["--gpu-limit", "64MiB", "--stats"], {}, 0,
+         ["script ran", '"limit": 67108864']),
+    "lms_conf_sets_the_options":
+        (["--stats"], {"LMS_CONF": "gpu_limit:32MiB,lms_frac:0.5"}, 0,
+         ['"limit": 33554432']),
+    "a_bad_option_value_is_refused_before_the_script":
+        (["--gpu-limit", "lots"], {}, 2, ["LMS_GPU_LIMIT", "lots"]),
+}
+
+
+def run_cases(tmp):
+    os.makedirs(os.path.join(tmp, "torch"))
+    with open(os.path.join(tmp, "torch", "__init__.py"), "w") as f:
+        f.write(STAND_IN)
+    script = os.path.join(tmp, "train.py")
+    with open(script, "w") as f:
+        f.write(SCRIPT)
+    failed = 0
+    for name, (flags, env, status, wanted) in RUN_CASES.items():
+        e = dict(os.environ, **env)
+        e["PYTHONPATH"] = os.pathsep.join([tmp, PYDIR])
+        r = subprocess.run([sys.executable, "-m", "lms_torch"] + flags +
+                           [script, "--epochs", "2"], capture_output=True,
+                           text=True, timeout=60, env=e)
+        out = r.stdout + r.stderr
+        ok = r.returncode == status and all(w in out for w in wanted)
+        if status != 0:
+            ok = ok and "script ran" not in out
+        failed += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name}")
+        if not ok:
+            print(f"exit {r.returncode}, wanted {status} and {wanted}:\n{out}")
+    return failed
+
+
 def main():
+    import tempfile
     failed = 0
     for name, body in CASES.items():
         code = PRELUDE + textwrap.dedent(body)
@@ -96,7 +158,10 @@ def main():
         print(f"{'PASS' if ok else 'FAIL'} {name}")
         if not ok:
             print(r.stdout + r.stderr)
-    print(f"{len(CASES) - failed} of {len(CASES)} passed")
+    with tempfile.TemporaryDirectory() as tmp:
+        failed += run_cases(tmp)
+    total = len(CASES) + len(RUN_CASES)
+    print(f"{total - failed} of {total} passed")
     return 1 if failed else 0
 
 
