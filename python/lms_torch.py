@@ -135,6 +135,35 @@ def stats():
     return json.loads(buf.value.decode())
 
 
+# memory_stats(): PyTorch's key names (torch.cuda.memory_stats(), which a
+# pluggable allocator does not serve) from lms's counters.
+_TORCH_KEYS = {
+    "allocated_bytes.all.current": ("device_live", "managed_live"),
+    "active_bytes.all.current": ("device_live", "managed_live"),
+    "reserved_bytes.all.current": ("device_held", "managed_held"),
+    "allocation.all.allocated": ("allocs",),
+    "allocation.all.freed": ("frees",),
+    "num_device_alloc": ("driver_allocs",),
+    "num_device_free": ("driver_frees",),
+    "num_ooms": ("failed",),
+}
+
+
+def memory_stats():
+    """The counters under the keys of torch.cuda.memory_stats() where one
+    means the same (bytes in tensors, bytes held from the driver, counts of
+    allocations and driver calls, failures), then every lms counter as
+    "lms.NAME" (device bytes, managed bytes, prefetches, evictions...).
+    Tensors past the GPU limit live in managed memory, so "allocated" and
+    "reserved" count both kinds."""
+    s = stats()
+    out = {key: sum(s[f] for f in fields)
+           for key, fields in _TORCH_KEYS.items()}
+    out["allocation.all.current"] = s["allocs"] - s["frees"]
+    out.update({"lms." + k: v for k, v in s.items()})
+    return out
+
+
 def _stream_handle(stream=None):
     import torch
     s = stream if stream is not None else torch.cuda.current_stream()

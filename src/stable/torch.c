@@ -85,6 +85,11 @@ LMS_API void *lms_torch_malloc(ssize_t size, int device,
     snprintf(msg, sizeof msg, "lms: allocation of %zd bytes on device %d "
              "failed: %s", size, device, why != NULL ? why : "no memory");
     set_error(msg);
+    /* PyTorch's pluggable allocator takes the NULL without raising
+     * (torch/csrc/cuda/CUDAPluggableAllocator.cpp, malloc): the program
+     * learns of it only when a kernel touches the tensor, so the reason
+     * is said here. */
+    fprintf(stderr, "%s\n", msg);
   }
   return p;
 }

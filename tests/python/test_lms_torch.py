@@ -55,6 +55,25 @@ CASES = {
         lib.lms_torch_free(ps[0], 3 << 20, 0, None)
         assert lms_torch.stats()["frees"] == 1
     """,
+    "memory_stats_in_pytorchs_key_names": """
+        import ctypes
+        lib = lms_torch.load(gpu_limit="4MiB")
+        lib.lms_torch_malloc.restype = ctypes.c_void_p
+        lib.lms_torch_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int,
+                                         ctypes.c_void_p]
+        lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
+                                       ctypes.c_int, ctypes.c_void_p]
+        ps = [lib.lms_torch_malloc(3 << 20, 0, None) for _ in range(2)]
+        m = lms_torch.memory_stats()
+        assert m["allocated_bytes.all.current"] == 6 << 20, m
+        assert m["reserved_bytes.all.current"] >= 6 << 20, m
+        assert m["allocation.all.current"] == 2, m
+        assert m["lms.managed_live"] == 3 << 20, m
+        lib.lms_torch_free(ps[1], 3 << 20, 0, None)
+        m = lms_torch.memory_stats()
+        assert m["allocated_bytes.all.current"] == 3 << 20, m
+        assert m["allocation.all.freed"] == 1, m
+    """,
     "a_bad_value_raises_naming_the_variable": """
         try:
             lms_torch.load(gpu_limit="lots")
