@@ -63,6 +63,10 @@ w3=$(grep '"link": "pcie3", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"w
 wn=$(grep '"link": "nvlink2", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"waiting_ns": \([0-9]*\).*/\1/p')
 [ "$w3" -gt "$wn" ] || no "the GPU waits $w3 ns on pcie3, not more than $wn on nvlink2"
 grep -q "GPU waits" "$tmp/gn.out" || no "no summary line on stdout"
+# The whole iteration as Chrome traces (Perfetto): the Trace Event Format,
+# and the run's compute and bytes.
+python3 "$(dirname "$0")/check_trace_events.py" "$tmp/gn" ||
+  no "the timeline traces do not hold"
 
 # 3. Charts: PNG files with gnuplot, a note without it.
 for g in timeline links busy; do

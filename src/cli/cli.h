@@ -137,6 +137,8 @@ extern char **lms__cli_argv;
 /* The directory of the running binary, from /proc/self/exe (run.c); -1
  * with errno set when it cannot be read. */
 int lms__cli_exe_dir(char *dir, size_t size);
+/* Writes s as a JSON string, quoted and escaped (tracejson.c). */
+void lms__cli_json_string(FILE *f, const char *s);
 /* `lms bench overlap` (bench_overlap.c), given the arguments after it. */
 int lms__bench_overlap(const lms_options_t *base, int argc, char **argv);
 /* Moves the flags of `lms bench` (and their values) out of argv into out,

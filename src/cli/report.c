@@ -622,6 +622,15 @@ static int write_timeline(charts_t *c, tline_t *t, int n,
       return -1;
     }
     if (ms(t[i].t1 - t[i].t0) > xmax) xmax = ms(t[i].t1 - t[i].t0);
+    /* The whole iteration, for Perfetto and chrome://tracing. */
+    snprintf(name, sizeof name, "timeline-%s.json", t[i].link.name);
+    f = open_in(c->dir, name, err);
+    if (f == NULL) return -1;
+    int bad = lms__report_trace_json(f, &t[i].tl, w, t[i].link.name);
+    if (fclose(f) != 0 || bad) {
+      lms__errf(err, "writing '%s/%s' failed", c->dir, name);
+      return -1;
+    }
   }
   FILE *g = open_in(c->dir, "timeline.gp", err);
   if (g == NULL) return -1;
@@ -1400,12 +1409,17 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       fprintf(js, "%s\n  {\"link\": \"%s\", \"first_step\": %u, "
                   "\"steps\": %u, \"window_ns\": %llu, \"busy_ns\": %llu, "
                   "\"waiting_ns\": %llu, \"spans\": %zu, \"truncated\": %d, "
-                  "\"iteration_ns\": %llu}",
+                  "\"iteration_ns\": %llu, \"compute_ns\": %llu, "
+                  "\"bytes_h2d\": %llu, \"bytes_d2h\": %llu, "
+                  "\"trace\": \"timeline-%s.json\"}",
               i ? "," : "", t->link.name, t->first, t->count,
               (unsigned long long)(t->t1 - t->t0),
               (unsigned long long)t->busy, (unsigned long long)t->waiting,
               t->tl.n, t->tl.truncated,
-              (unsigned long long)t->r.last.time_ns);
+              (unsigned long long)t->r.last.time_ns,
+              (unsigned long long)t->r.last.compute_ns,
+              (unsigned long long)t->r.last.bytes_h2d,
+              (unsigned long long)t->r.last.bytes_d2h, t->link.name);
     }
     table_end(&d);
     image(&d, "timeline.png", "timeline of kernels and copies", drawn_tl,

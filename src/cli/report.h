@@ -3,8 +3,11 @@
 #ifndef LMS_CLI_REPORT_H
 #define LMS_CLI_REPORT_H
 
+#include <stdio.h>
+
 #include "cli/cli.h"
 #include "lms/lms.h"
+#include "replay/timeline.h"
 
 /* A stats file: the runtime's (--stats PATH), covering a whole run, or a
  * measured iteration's (Note [A measured iteration's stats]). */
@@ -38,5 +41,10 @@ lms_status_t lms__stats_file_write_iterations(const char *path,
                                               int iterations, int warmup,
                                               uint64_t iteration_ns,
                                               char *err);
+
+/* Writes a recorded timeline as a Chrome trace (tracejson.c): the JSON
+ * Trace Event Format, one thread per engine.  -1 when writing failed. */
+int lms__report_trace_json(FILE *f, const lms__timeline_t *tl,
+                           const lms__workload_t *w, const char *link);
 
 #endif

@@ -352,23 +352,13 @@ static void print_table(const tune_t *t) {
   }
 }
 
-static void json_string(FILE *f, const char *v) {
-  fputc('"', f);
-  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
-    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
-    else fputc(*c, f);
-  }
-  fputc('"', f);
-}
-
 static void json_setting(FILE *f, const tune_t *t, int k, int fr, int w) {
   fprintf(f, "\"lms\": ");
-  json_string(f, t->kb_text[k]);
+  lms__cli_json_string(f, t->kb_text[k]);
   fprintf(f, ", \"lms_frac\": ");
-  json_string(f, t->frac_text[fr]);
+  lms__cli_json_string(f, t->frac_text[fr]);
   fprintf(f, ", \"prefetch_window\": ");
-  json_string(f, t->win_text[w]);
+  lms__cli_json_string(f, t->win_text[w]);
 }
 
 /* --json: what was run, every setting tried (in the order of the
@@ -378,14 +368,14 @@ static void write_json(FILE *f, tune_t *t, const setting_t *best,
                        uint64_t best_ns) {
   fprintf(f, "{\"target\": ");
   if (t->have_workload) {
-    json_string(f, t->w.name);
+    lms__cli_json_string(f, t->w.name);
     fprintf(f, ", \"device\": \"sim\", \"link\": ");
-    json_string(f, t->base->v.link.name);
+    lms__cli_json_string(f, t->base->v.link.name);
   } else {
     fprintf(f, "[");
     for (char **c = t->cmd; *c != NULL; c++) {
       if (c != t->cmd) fprintf(f, ", ");
-      json_string(f, *c);
+      lms__cli_json_string(f, *c);
     }
     fprintf(f, "], \"device\": \"program\"");
   }
@@ -402,7 +392,7 @@ static void write_json(FILE *f, tune_t *t, const setting_t *best,
         json_setting(f, t, k, fr, w);
         if (ns == UINT64_MAX) {
           fprintf(f, ", \"ms\": null, \"skipped\": ");
-          json_string(f, t->why[k][fr][w]);
+          lms__cli_json_string(f, t->why[k][fr][w]);
           fprintf(f, "}");
           continue;
         }
