@@ -131,6 +131,32 @@ int lms__devcache_whole_large(const lms__devcache_t *dc, size_t size,
  * sound.  For tests. */
 int lms__devcache_check(const lms__devcache_t *dc);
 
+/* ---- The node's pinned budget (nodeledger.c) -------------------------- */
+
+/* Note [One host budget per node]: the pinned bytes of every lms process
+ * of this node (and user) under one --node-host-limit. */
+typedef struct lms__node_ledger lms__node_ledger_t;
+
+/* For tests: the name a join with no name takes, instead of
+ * /lms-node-UID, when not NULL. */
+extern const char *lms__node_ledger_name;
+/* Joins the ledger `name` (NULL: lms__node_ledger_name, else
+ * /lms-node-UID), making it if this is the first process.  LMS_ERR_HOST_OOM, with err saying why, if it cannot. */
+lms_status_t lms__node_ledger_join(const char *name, uint64_t limit,
+                                   lms__node_ledger_t **out, char *err);
+/* Counts `bytes` more for this process: LMS_ERR_HOST_OOM, with why
+ * (LMS__ERRBUF bytes) naming what the node holds and the limit, when the
+ * live processes' bytes and these would pass the limit. */
+lms_status_t lms__node_ledger_reserve(lms__node_ledger_t *l, uint64_t bytes,
+                                      char *why);
+void lms__node_ledger_release(lms__node_ledger_t *l, uint64_t bytes);
+/* The bytes the node's live lms processes hold, and how many there are
+ * (processes found gone are dropped first). */
+uint64_t lms__node_ledger_total(lms__node_ledger_t *l, int *processes);
+/* Leaves, giving back this process's bytes; the last one out removes the
+ * ledger.  NULL is ignored. */
+void lms__node_ledger_leave(lms__node_ledger_t *l);
+
 /* ---- Pinned host pool ------------------------------------------------- */
 
 typedef struct lms__hostpool lms__hostpool_t;
@@ -144,6 +170,13 @@ void lms__hostpool_destroy(lms__hostpool_t *hp);
 lms_status_t lms__hostpool_alloc(lms__hostpool_t *hp, size_t size,
                                  void **out);
 void lms__hostpool_free(lms__hostpool_t *hp, void *ptr);
+/* From now on every slab is counted in the node's ledger first (and the
+ * bytes pinned so far at once); l outlives the pool.  LMS_ERR_HOST_OOM,
+ * with err, when even those do not fit. */
+lms_status_t lms__hostpool_set_node(lms__hostpool_t *hp, lms__node_ledger_t *l,
+                                    char *err);
+/* Why the last request was refused by the node's budget, or "". */
+const char *lms__hostpool_refused(lms__hostpool_t *hp);
 /* Pinned bytes obtained from the device so far (held until destroy). */
 uint64_t lms__hostpool_pinned(const lms__hostpool_t *hp);
 /* host_alloc calls that failed, including those jemalloc recovered from

@@ -48,6 +48,8 @@ struct lms__hostpool {
   int arena_made;
   uint64_t limit;
   uint64_t pinned;
+  lms__node_ledger_t *node;     /* Note [One host budget per node]; or NULL */
+  char refused[LMS__ERRBUF];    /* why the node's budget refused, or "" */
   uint64_t failures; /* host_alloc calls the device refused */
   pthread_mutex_t lock; /* slabs and pinned; hooks run on any thread */
   slab_t *slabs;
@@ -86,9 +88,19 @@ static void *hook_alloc(extent_hooks_t *h, void *new_addr, size_t size,
             "limit of %llu", size + extra, (unsigned long long)hp->limit);
     return NULL;
   }
+  if (hp->node != NULL &&
+      lms__node_ledger_reserve(hp->node, size + extra, hp->refused) !=
+          LMS_OK) {
+    pthread_mutex_unlock(&hp->lock);
+    free(s);
+    LMS_LOG(INFO, ALLOC, "pinned pool: %s", hp->refused);
+    return NULL;
+  }
+  hp->refused[0] = '\0';
   void *raw = NULL;
   if (hp->dev->ops->host_alloc(hp->dev, size + extra, &raw) != LMS_OK) {
     hp->failures++;
+    if (hp->node != NULL) lms__node_ledger_release(hp->node, size + extra);
     pthread_mutex_unlock(&hp->lock);
     free(s);
     LMS_LOG(INFO, ALLOC, "pinned pool: host_alloc of %zu bytes failed: %s",
@@ -225,6 +237,19 @@ lms_status_t lms__hostpool_create(lms_dev_t *dev, uint64_t limit,
   return LMS_OK;
 }
 
+lms_status_t lms__hostpool_set_node(lms__hostpool_t *hp, lms__node_ledger_t *l,
+                                    char *err) {
+  pthread_mutex_lock(&hp->lock);
+  lms_status_t st = lms__node_ledger_reserve(l, hp->pinned, err);
+  if (st == LMS_OK) hp->node = l;
+  pthread_mutex_unlock(&hp->lock);
+  return st;
+}
+
+const char *lms__hostpool_refused(lms__hostpool_t *hp) {
+  return hp->refused;
+}
+
 void lms__hostpool_destroy(lms__hostpool_t *hp) {
   if (hp == NULL) return;
   if (hp->arena_made) {
@@ -233,6 +258,7 @@ void lms__hostpool_destroy(lms__hostpool_t *hp) {
     if (mallctl(name, NULL, NULL, NULL, 0) != 0)
       LMS_LOG(WARN, ALLOC, "jemalloc could not destroy arena %u", hp->arena);
   }
+  if (hp->node != NULL) lms__node_ledger_release(hp->node, hp->pinned);
   free_slabs(hp);
   pthread_mutex_destroy(&hp->lock);
   free(hp);

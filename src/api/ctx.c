@@ -69,6 +69,7 @@ static lms_status_t ctx_create(const lms_options_t *opts, lms_dev_t *dev,
                     .frac = ctx->opts.lms_frac,
                     .capacity = budget},
       .host_limit = ctx->opts.host_limit,
+      .node_host_limit = ctx->opts.node_host_limit,
       .policy = ctx->opts.policy,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);

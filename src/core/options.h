@@ -61,6 +61,9 @@ typedef struct lms__logspec {
     "virtual device capacity, e.g. 16GiB; default: the device's own")         \
   X(host_limit, SIZE, "host-limit", NULL, "LMS_HOST_LIMIT", "",               \
     "cap on pinned host memory, e.g. 64GiB; default: no cap")                 \
+  X(node_host_limit, SIZE, "node-host-limit", NULL, "LMS_NODE_HOST_LIMIT",    \
+    "", "cap on the pinned host memory of all lms processes of this node "    \
+    "together (the ranks of a job), e.g. 256GiB; default: no cap")           \
   X(device, DEVICE, "device", NULL, "LMS_DEVICE", "auto",                     \
     "sim, cuda or auto (cuda when a GPU is present, else sim)")               \
   X(link, LINK, "link", NULL, "LMS_LINK", "pcie3",                            \

@@ -312,12 +312,26 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   if (s->cache.small_max < (16u << 10)) s->cache.small_max = 16u << 10;
   lms_status_t st = lms__hostpool_create(dev, cfg->host_limit, &s->pool, err);
   if (st != LMS_OK) return st;
+  if (cfg->node_host_limit != 0) {
+    st = lms__node_ledger_join(cfg->node_ledger, cfg->node_host_limit,
+                               &s->node, err);
+    if (st == LMS_OK) st = lms__hostpool_set_node(s->pool, s->node, err);
+    if (st != LMS_OK) {
+      lms__hostpool_destroy(s->pool);
+      s->pool = NULL;
+      lms__node_ledger_leave(s->node);
+      s->node = NULL;
+      return st;
+    }
+  }
   if (dev->ops->stream_create(dev, &s->h2d) != LMS_OK ||
       dev->ops->stream_create(dev, &s->d2h) != LMS_OK) {
     lms__errf(err, "cannot create the copy streams: %s", dev->last_error);
     if (s->h2d) dev->ops->stream_destroy(dev, s->h2d);
     lms__hostpool_destroy(s->pool);
     s->pool = NULL;
+    lms__node_ledger_leave(s->node);
+    s->node = NULL;
     return LMS_ERR_DEVICE;
   }
   return LMS_OK;
@@ -1107,6 +1121,12 @@ static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
     st = lms__hostpool_alloc(s->pool, size, &c->home);
     if (st != LMS_OK) {
       lms__stat_add(&s->stats.host_ooms, 1);
+      const char *node = lms__hostpool_refused(s->pool);
+      if (node[0] != '\0') {
+        lms__errf(s->err, "%s (a chunk of %zu bytes)", node, size);
+        free(c);
+        return LMS_ERR_HOST_OOM;
+      }
       char limit[96] = "";
       if (s->stats.host_limit != 0)
         snprintf(limit, sizeof limit, " of a --host-limit of %llu",
@@ -1479,6 +1499,8 @@ void lms__swap_fini(lms__swap_t *s) {
   lms__devcache_fini(&s->cache);
   lms__hostpool_destroy(s->pool);
   s->pool = NULL;
+  lms__node_ledger_leave(s->node);
+  s->node = NULL;
   lms__evpool_fini(&s->events);
   s->dev->ops->stream_destroy(s->dev, s->h2d);
   s->dev->ops->stream_destroy(s->dev, s->d2h);

@@ -100,6 +100,7 @@ typedef struct lms__swap {
   uint64_t step;               /* the schedule's current step (plan.c) */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
+  lms__node_ledger_t *node;    /* Note [One host budget per node]; or NULL */
   lms__registry_t registry;
   lms__placement_t placement;
   lms_stats_t stats;
@@ -140,6 +141,8 @@ typedef struct lms__swap {
 typedef struct lms__swap_config {
   lms__placement_t placement; /* capacity = the device budget */
   uint64_t host_limit;        /* 0: none */
+  uint64_t node_host_limit;   /* 0: none (Note [One host budget per node]) */
+  const char *node_ledger;    /* its ledger's name; NULL: the default */
   lms__policy_t policy;
 } lms__swap_config_t;
 
