@@ -13,6 +13,7 @@
 
 #include "core/log.h"
 #include "core/options.h"
+#include "core/rank.h"
 
 #define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
 
@@ -440,6 +441,7 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
   char *argv[] = {"prog",       "-lms",         "8192",
                   "-lms_frac",  "0.4",          "--gpu-limit",
                   "16GiB",      "--host-limit", "1.5GiB",
+                  "--node-host-limit", "64GiB",
                   "--device",   "sim",          "--link",
                   "25/26",      "--log",        "debug,alloc,swap",
                   "--log-file", "lms.%p.log",   "--stats=s.json",
@@ -457,6 +459,7 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
   cr_assert(eq(dbl, o->lms_frac, 0.4));
   cr_assert(eq(u64, o->gpu_limit, 17179869184ull));
   cr_assert(eq(u64, o->host_limit, 1610612736ull));
+  cr_assert(eq(u64, o->node_host_limit, 64ull << 30));
   cr_assert(eq(int, (int)o->device, LMS_DEVICE_SIM));
   cr_assert(eq(str, (char *)o->link.name, "custom"));
   cr_assert(eq(dbl, o->link.h2d_gbps, 25.0));
@@ -907,4 +910,72 @@ Test(options, window_cap_is_bytes_or_share_within_the_budget) {
   cr_assert(eq(u64, lms__window_cap(&w, 1000), 300));
   w.bytes = 5000; /* more than the budget: the budget */
   cr_assert(eq(u64, lms__window_cap(&w, 1000), 1000));
+}
+
+/* ---- One lms per rank (Note [One lms per rank], core/rank.h) ---------- */
+
+static void no_launcher(void) {
+  static const char *const names[] = {
+      "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID",
+      "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+      "SLURM_LOCALID"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    unsetenv(names[i]);
+}
+
+Test(rank, from_each_launcher_in_order, .init = no_launcher) {
+  cr_assert(eq(int, lms__rank(), -1));
+  cr_assert(eq(int, lms__local_rank(), -1));
+  setenv("SLURM_PROCID", "9", 1);
+  cr_assert(eq(int, lms__rank(), 9));
+  setenv("OMPI_COMM_WORLD_RANK", "5", 1);
+  cr_assert(eq(int, lms__rank(), 5));
+  setenv("RANK", "3", 1);
+  cr_assert(eq(int, lms__rank(), 3));
+  /* A value that is not a rank is passed over. */
+  setenv("RANK", "three", 1);
+  cr_assert(eq(int, lms__rank(), 5));
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  cr_assert(eq(int, lms__local_rank(), 1));
+  setenv("LOCAL_RANK", "-2", 1);
+  cr_assert(eq(int, lms__local_rank(), 1));
+  setenv("LOCAL_RANK", "0", 1);
+  cr_assert(eq(int, lms__local_rank(), 0));
+}
+
+Test(rank, file_names_per_process, .init = no_launcher) {
+  char out[64], want[64];
+  cr_assert(eq(int, lms__path_expand("s-%r.json", out, sizeof out), 0));
+  cr_assert(eq(str, out, "s-0.json"));
+  setenv("RANK", "12", 1);
+  cr_assert(eq(int, lms__path_expand("log-%r-%p%%r.txt", out, sizeof out), 0));
+  snprintf(want, sizeof want, "log-12-%ld%%r.txt", (long)getpid());
+  cr_assert(eq(str, out, want));
+  char small[6];
+  cr_assert(eq(int, lms__path_expand("abc-%r-def", small, sizeof small), -1));
+  cr_assert(eq(str, small, "abc-1"));
+}
+
+Test(rank, each_rank_writes_its_own_stats, .init = no_launcher) {
+  char dir[] = "/tmp/lms-rank-XXXXXX";
+  cr_assert(not(eq(ptr, mkdtemp(dir), NULL)));
+  char stats[96], got[96];
+  snprintf(stats, sizeof stats, "%s/stats-%%r.json", dir);
+  for (int r = 0; r < 2; r++) {
+    char v[8];
+    snprintf(v, sizeof v, "%d", r);
+    setenv("RANK", v, 1);
+    lms_options_t *o = NULL;
+    lms_ctx_t *ctx = NULL;
+    cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+    cr_assert(eq(int, lms_options_set(o, "device", "sim"), LMS_OK));
+    cr_assert(eq(int, lms_options_set(o, "stats", stats), LMS_OK));
+    cr_assert(eq(int, lms_ctx_create(o, &ctx), LMS_OK));
+    lms_options_destroy(o);
+    cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+    snprintf(got, sizeof got, "%s/stats-%d.json", dir, r);
+    cr_assert(eq(int, access(got, R_OK), 0), "no %s", got);
+    unlink(got);
+  }
+  rmdir(dir);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/rank.h"
 
 static lms_status_t fail(lms_ctx_t *ctx, lms_status_t st, const char *fmt,
                          const char *arg) {
@@ -107,8 +108,10 @@ lms_status_t lms__ctx_create_on(const lms_options_t *opts, lms_dev_t *dev,
 }
 
 static lms_status_t write_stats_file(lms_ctx_t *ctx) {
-  const char *path = ctx->opts.stats;
-  if (path == NULL || path[0] == '\0') return LMS_OK;
+  if (ctx->opts.stats == NULL || ctx->opts.stats[0] == '\0') return LMS_OK;
+  /* Note [One lms per rank] in core/rank.h: %p and %r. */
+  char path[LMS__PATH_MAX + 64];
+  lms__path_expand(ctx->opts.stats, path, sizeof path);
   lms_stats_t st;
   lms__swap_stats(&ctx->swap, &st);
   char buf[8192];

@@ -2,6 +2,7 @@
  * lock: it is a pair of ints and a file descriptor, written at context
  * creation, and a torn read at worst drops or adds one message. */
 #include "core/log.h"
+#include "core/rank.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -34,16 +35,8 @@ void lms__log_configure(int level, unsigned subsys_mask, const char *path) {
     return;
   }
   char name[512];
-  size_t o = 0;
-  for (const char *p = path; *p != '\0' && o + 24 < sizeof name; p++) {
-    if (p[0] == '%' && p[1] == 'p') {
-      o += (size_t)snprintf(name + o, sizeof name - o, "%ld", (long)getpid());
-      p++;
-    } else {
-      name[o++] = *p;
-    }
-  }
-  name[o] = '\0';
+  /* Note [One lms per rank] in rank.h: %p and %r. */
+  lms__path_expand(path, name, sizeof name);
   int fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     lms__log_write(LMS_LOG_WARN, LMS_LOG_SUB(CORE),

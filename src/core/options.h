@@ -72,9 +72,11 @@ typedef struct lms__logspec {
   X(log, LOG, "log", NULL, "LMS_LOG", "warn",                                 \
     "LEVEL[,SUBSYS...]: none error warn info debug; core alloc swap ...")     \
   X(log_file, PATH, "log-file", NULL, "LMS_LOG_FILE", "",                     \
-    "write logs here instead of stderr; %p becomes the process id")           \
+    "write logs here instead of stderr; %p becomes the process id, %r the "   \
+    "rank under torchrun or mpirun")                                          \
   X(stats, PATH, "stats", NULL, "LMS_STATS", "",                              \
-    "write stats as JSON to this file when the context ends")                 \
+    "write stats as JSON to this file when the context ends; %p and %r as "   \
+    "for --log-file")                                                         \
   X(fail, FAULT, "fail", NULL, "LMS_FAIL", "",                                \
     "simulated device: fail the Nth call of an operation, OP:N[,OP:N]")      \
   X(policy, POLICY, "policy", NULL, "LMS_POLICY", "schedule",                 \
@@ -87,7 +89,8 @@ typedef struct lms__logspec {
     "1000,60%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
     "budget]; 0 is off")                                                      \
   X(trace, PATH, "trace", NULL, "LMS_TRACE", "",                              \
-    "write the run's steps as a trace to this file when the context ends")   \
+    "write the run's steps as a trace to this file when the context ends; "  \
+    "%p and %r as for --log-file")                                            \
   X(sim_bytes, BOOL, "sim-bytes", NULL, "LMS_SIM_BYTES", "on",                \
     "simulated device: move the bytes of copies; off keeps only the timing")
 

@@ -1,10 +1,12 @@
 /* open.c - picks the device the options name: the simulated device, or
  * the CUDA device (cuda.c) in builds that have the CUDA toolkit.  "auto"
- * takes CUDA device 0 when the runtime sees one and the simulated device
+ * takes a CUDA device when the runtime sees one and the simulated device
  * otherwise, and logs which and why; "cuda" without a build or a device
- * is refused with a message. */
+ * is refused with a message.  The CUDA device is the local rank's under a
+ * launcher (Note [One lms per rank] in core/rank.h), else device 0. */
 #include "core/log.h"
 #include "core/options.h"
+#include "core/rank.h"
 #include "device/device.h"
 
 /* The simulated device's capacity when no --gpu-limit is given: the 16 GB
@@ -18,9 +20,14 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
   if (opts->device == LMS_DEVICE_CUDA ||
       (opts->device == LMS_DEVICE_AUTO &&
        lms__cuda_device_count(why, sizeof why) > 0)) {
-    if (opts->device == LMS_DEVICE_AUTO)
-      LMS_LOG(INFO, DEVICE, "--device auto: using CUDA device 0");
-    LMS_CHECK(lms__cuda_create(0, out, err));
+    /* Note [One lms per rank] in core/rank.h: the local rank's device
+     * among those this process sees. */
+    int n = lms__cuda_device_count(why, sizeof why);
+    int local = lms__local_rank();
+    int ordinal = local >= 0 && n > 0 ? local % n : 0;
+    LMS_LOG(INFO, DEVICE, "using CUDA device %d of %d%s", ordinal, n,
+            local >= 0 ? " (the local rank's)" : "");
+    LMS_CHECK(lms__cuda_create(ordinal, out, err));
     /* On a GPU, an explicit --link emulates that link by slowing copies. */
     if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
       lms_status_t st = lms__cuda_throttle(*out, opts->link.h2d_gbps,

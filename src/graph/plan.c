@@ -45,6 +45,7 @@
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/rank.h"
 #include "core/stats.h"
 #include "graph/graph.h"
 #include "swap/swap.h"
@@ -860,7 +861,7 @@ lms_status_t lms__plan_create(lms__swap_t *s, const lms__opts_t *o,
       return LMS_ERR_HOST_OOM;
     }
     lms__wl_init(p->trace, "recorded");
-    snprintf(p->trace_path, sizeof p->trace_path, "%s", o->trace);
+    lms__path_expand(o->trace, p->trace_path, sizeof p->trace_path);
   }
   s->next_use = next_use;
   s->next_use_arg = p;
