@@ -210,6 +210,91 @@ CASES = {
         assert r.returncode == 0, r.stdout + r.stderr
         assert "offloaded 2" in r.stdout, r.stdout + r.stderr
     """ % PYDIR,
+    # Note [One lms per rank] (src/core/rank.h): two ranks of a DDP job
+    # (gloo, CPU), each with its own lms on the simulated device under one
+    # node budget; each rank's losses and gradients equal those of the
+    # same job without lms, and each writes its own stats (LMS_STATS with
+    # %r).
+    "two_ddp_ranks_train_equal_each_with_its_own_lms": """
+        import glob, json, os, subprocess, tempfile, textwrap
+        d = tempfile.mkdtemp()
+        script = os.path.join(d, "ddp.py")
+        open(script, "w").write(textwrap.dedent(\'\'\'
+            import os, sys, torch, torch.distributed as dist
+            sys.path.insert(0, %r)
+            out, mode = sys.argv[1], sys.argv[2]
+            dist.init_process_group("gloo")
+            rank = dist.get_rank()
+            torch.use_deterministic_algorithms(True)
+            torch.set_num_threads(1)
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(
+                torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                torch.nn.Linear(128, 128), torch.nn.ReLU(),
+                torch.nn.Linear(128, 10))
+            ddp = torch.nn.parallel.DistributedDataParallel(model)
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+            g = torch.Generator().manual_seed(1 + rank)
+            x = torch.randn(32, 64, generator=g)
+            y = torch.randint(0, 10, (32,), generator=g)
+            off = None
+            if mode == "lms":
+                import lms_offload
+                off = lms_offload.Offload(device="sim", gpu_limit="64KiB",
+                                          lms_kb=0)
+            res = []
+            for it in range(3):
+                opt.zero_grad()
+                if off is not None:
+                    off.__enter__()
+                loss = torch.nn.functional.cross_entropy(ddp(x), y)
+                loss.backward()
+                if off is not None:
+                    off.__exit__(None, None, None)
+                res.append((loss.item(),
+                            [p.grad.clone() for p in model.parameters()]))
+                opt.step()
+            if off is not None:
+                assert off.stats()["hooks"]["offloaded"] > 0
+                off.close()
+            torch.save(res, os.path.join(out, "%%s-%%d.pt" %% (mode, rank)))
+            dist.destroy_process_group()
+        \'\'\'))
+        # The ranks are started as torchrun starts them, with its variables
+        # (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT): Debian's
+        # torchrun (PyTorch 1.13 under Python 3.11) fails in its own
+        # launcher before any rank starts (Std.from_str returns None).
+        import socket
+        for mode in ("plain", "lms"):
+            with socket.socket() as sk:
+                sk.bind(("127.0.0.1", 0))
+                port = str(sk.getsockname()[1])
+            procs = []
+            for rank in (0, 1):
+                env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank),
+                           WORLD_SIZE="2", LOCAL_WORLD_SIZE="2",
+                           MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
+                           LMS_STATS=os.path.join(d, "stats-%%r.json"),
+                           LMS_NODE_HOST_LIMIT="512MiB", LMS_LOG="error")
+                if mode == "plain":
+                    env.pop("LMS_STATS")
+                procs.append(subprocess.Popen(
+                    [sys.executable, script, d, mode], env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    text=True))
+            for p in procs:
+                out, _ = p.communicate(timeout=300)
+                assert p.returncode == 0, mode + ": " + out
+        for rank in (0, 1):
+            a = torch.load(os.path.join(d, "plain-%%d.pt" %% rank))
+            b = torch.load(os.path.join(d, "lms-%%d.pt" %% rank))
+            same(a, b)
+            st = json.load(open(os.path.join(d, "stats-%%d.json" %% rank)))
+            assert st["bytes_d2h"]["total"] > 0, st
+        assert sorted(os.path.basename(f) for f in
+                      glob.glob(os.path.join(d, "stats-*.json"))) == \\
+            ["stats-0.json", "stats-1.json"]
+    """ % PYDIR,
     "bad_options_are_refused_by_name": """
         try:
             offload(gpu_limit="lots")
