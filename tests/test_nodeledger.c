@@ -43,34 +43,51 @@ static void wait1(int fd) {
   cr_assert(eq(int, (int)n, 1));
 }
 
-/* A child that joins, reserves `bytes`, says so, then waits to be told to
- * leave (or is killed).  Its exit status is 0 when all went well. */
-static pid_t holder(uint64_t bytes, uint64_t limit, int *to_child,
-                    int *from_child) {
+/* A pair of pipes between the parent and a forked child: p.to_child and
+ * p.from_child are the parent's ends, p.in and p.out the child's.  Each
+ * side closes the other's ends, so that a parent that fails and exits
+ * ends the child's read, and a child that dies ends the parent's. */
+typedef struct piped {
+  int to_child, from_child, in, out;
+} piped_t;
+
+static pid_t fork_piped(piped_t *p) {
   int a[2], b[2];
   cr_assert(eq(int, pipe(a), 0));
   cr_assert(eq(int, pipe(b), 0));
   pid_t pid = fork();
   cr_assert(ge(int, pid, 0));
   if (pid == 0) {
-    /* Only the parent's ends keep the pipes open: a parent that fails
-     * and exits lets this child's read end. */
     close(a[1]);
     close(b[0]);
+    *p = (piped_t){.to_child = -1, .from_child = -1, .in = a[0], .out = b[1]};
+  } else {
+    close(a[0]);
+    close(b[1]);
+    *p = (piped_t){.to_child = a[1], .from_child = b[0], .in = -1, .out = -1};
+  }
+  return pid;
+}
+
+/* A child that joins, reserves `bytes`, says so, then waits to be told to
+ * leave (or is killed).  Its exit status is 0 when all went well. */
+static pid_t holder(uint64_t bytes, uint64_t limit, int *to_child,
+                    int *from_child) {
+  piped_t p;
+  pid_t pid = fork_piped(&p);
+  if (pid == 0) {
     char err[LMS__ERRBUF];
     lms__node_ledger_t *l = NULL;
     if (lms__node_ledger_join(NULL, limit, &l, err) != LMS_OK) _exit(2);
     if (lms__node_ledger_reserve(l, bytes, err) != LMS_OK) _exit(3);
-    if (write(b[1], "x", 1) != 1) _exit(4);
+    if (write(p.out, "x", 1) != 1) _exit(4);
     char c;
-    if (read(a[0], &c, 1) != 1) _exit(5);
+    if (read(p.in, &c, 1) != 1) _exit(5);
     lms__node_ledger_leave(l);
     _exit(0);
   }
-  close(a[0]);
-  close(b[1]);
-  *to_child = a[1];
-  *from_child = b[0];
+  *to_child = p.to_child;
+  *from_child = p.from_child;
   return pid;
 }
 
@@ -164,14 +181,9 @@ static lms_ctx_t *ctx_with_node_limit(const char *limit) {
 
 Test(nodeledger, a_second_rank_past_the_budget_gets_a_clean_error,
      .init = name_up, .fini = name_down, .timeout = 120) {
-  int a[2], b[2];
-  cr_assert(eq(int, pipe(a), 0));
-  cr_assert(eq(int, pipe(b), 0));
-  pid_t pid = fork();
-  cr_assert(ge(int, pid, 0));
+  piped_t p;
+  pid_t pid = fork_piped(&p);
   if (pid == 0) {
-    close(a[1]);
-    close(b[0]);
     /* Rank 1: fills most of the node's budget and keeps its bytes. */
     lms_ctx_t *ctx = ctx_with_node_limit("96MiB");
     lms_stream_t s;
@@ -184,9 +196,9 @@ Test(nodeledger, a_second_rank_past_the_budget_gets_a_clean_error,
       sum[i] = lms_test_write(ctx, c[i], s, 100 + (uint64_t)i, &st);
       if (st != LMS_OK) _exit(4);
     }
-    if (write(b[1], "x", 1) != 1) _exit(5);
+    if (write(p.out, "x", 1) != 1) _exit(5);
     char ch;
-    if (read(a[0], &ch, 1) != 1) _exit(6);
+    if (read(p.in, &ch, 1) != 1) _exit(6);
     /* Nothing lost while the other rank was refused. */
     for (int i = 0; i < 12; i++)
       if (lms_test_read(ctx, c[i], s, &st) != sum[i] || st != LMS_OK)
@@ -194,9 +206,7 @@ Test(nodeledger, a_second_rank_past_the_budget_gets_a_clean_error,
     lms_ctx_destroy(ctx);
     _exit(0);
   }
-  close(a[0]);
-  close(b[1]);
-  wait1(b[0]);
+  wait1(p.from_child);
   /* Rank 2: the same 48 MiB no longer fit beside rank 1's. */
   lms_ctx_t *ctx = ctx_with_node_limit("96MiB");
   lms_stream_t s;
@@ -220,7 +230,7 @@ Test(nodeledger, a_second_rank_past_the_budget_gets_a_clean_error,
     cr_assert(eq(int, st, LMS_OK));
     cr_assert(eq(u64, lms_test_read(ctx, c[i], s, &st), w));
   }
-  send1(a[1]);
+  send1(p.to_child);
   int status = 0;
   cr_assert(eq(int, (int)waitpid(pid, &status, 0), (int)pid));
   int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;

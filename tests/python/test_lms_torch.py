@@ -27,6 +27,16 @@ PRELUDE = textwrap.dedent("""
         CUDAPluggableAllocator=Alloc, change_current_allocator=change))
     sys.modules["torch"] = torch
     import lms_torch
+
+    def raw_lib(**options):  # loaded, its malloc and free declared
+        import ctypes
+        lib = lms_torch.load(**options)
+        lib.lms_torch_malloc.restype = ctypes.c_void_p
+        lib.lms_torch_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int,
+                                         ctypes.c_void_p]
+        lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
+                                       ctypes.c_int, ctypes.c_void_p]
+        return lib
 """) % PYDIR
 
 CASES = {
@@ -41,13 +51,7 @@ CASES = {
         assert s["limit"] == 64 << 20 and s["allocs"] == 0, s
     """,
     "stats_count_allocations_made_through_the_library": """
-        import ctypes
-        lib = lms_torch.load(gpu_limit="4MiB")
-        lib.lms_torch_malloc.restype = ctypes.c_void_p
-        lib.lms_torch_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int,
-                                         ctypes.c_void_p]
-        lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
-                                       ctypes.c_int, ctypes.c_void_p]
+        lib = raw_lib(gpu_limit="4MiB")
         ps = [lib.lms_torch_malloc(3 << 20, 0, None) for _ in range(2)]
         s = lms_torch.stats()
         assert s["allocs"] == 2 and s["managed_allocs"] == 1, s
@@ -56,13 +60,7 @@ CASES = {
         assert lms_torch.stats()["frees"] == 1
     """,
     "memory_stats_in_pytorchs_key_names": """
-        import ctypes
-        lib = lms_torch.load(gpu_limit="4MiB")
-        lib.lms_torch_malloc.restype = ctypes.c_void_p
-        lib.lms_torch_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int,
-                                         ctypes.c_void_p]
-        lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
-                                       ctypes.c_int, ctypes.c_void_p]
+        lib = raw_lib(gpu_limit="4MiB")
         ps = [lib.lms_torch_malloc(3 << 20, 0, None) for _ in range(2)]
         m = lms_torch.memory_stats()
         assert m["allocated_bytes.all.current"] == 6 << 20, m
