@@ -13,18 +13,25 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.join(HERE, "..", "..", "python")
 
-PRELUDE = textwrap.dedent("""
-    import sys, types
-    sys.path.insert(0, %r)
+# A stand-in for torch: what lms_torch calls of it, recorded in `calls`.
+STAND_IN = textwrap.dedent("""
+    import types
     calls = []
     class Alloc:
         def __init__(self, path, m, f):
             calls.append(("alloc", path, m, f))
     def change(a):
         calls.append(("change", a))
-    torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
+    cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
         CUDAPluggableAllocator=Alloc, change_current_allocator=change))
+""")
+
+PRELUDE = textwrap.dedent("""
+    import sys, types
+    sys.path.insert(0, %r)
+    torch = types.ModuleType("torch")
+    exec(%r, torch.__dict__)
+    calls = torch.calls
     sys.modules["torch"] = torch
     import lms_torch
 
@@ -37,7 +44,7 @@ PRELUDE = textwrap.dedent("""
         lib.lms_torch_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t,
                                        ctypes.c_int, ctypes.c_void_p]
         return lib
-""") % PYDIR
+""") % (PYDIR, STAND_IN)
 
 CASES = {
     "install_names_the_library_and_both_functions": """
@@ -102,21 +109,9 @@ CASES = {
 }
 
 
-# python -m lms_torch: the same stand-in, as a torch package on PYTHONPATH,
-# and a script that checks it runs as __main__ with its own arguments after
-# lms became the allocator.
-STAND_IN = textwrap.dedent("""
-    import types
-    calls = []
-    class Alloc:
-        def __init__(self, path, m, f):
-            calls.append(("alloc", path, m, f))
-    def change(a):
-        calls.append(("change", a))
-    cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
-        CUDAPluggableAllocator=Alloc, change_current_allocator=change))
-""")
-
+# python -m lms_torch: the stand-in as a torch package on PYTHONPATH, and a
+# script that checks it runs as __main__ with its own arguments after lms
+# became the allocator.
 SCRIPT = textwrap.dedent("""
     import sys, torch
     assert __name__ == "__main__"
