@@ -63,6 +63,28 @@ w3=$(grep '"link": "pcie3", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"w
 wn=$(grep '"link": "nvlink2", "first_step"' "$tmp/gn/report.json" | sed -n 's/.*"waiting_ns": \([0-9]*\).*/\1/p')
 [ "$w3" -gt "$wn" ] || no "the GPU waits $w3 ns on pcie3, not more than $wn on nvlink2"
 grep -q "GPU waits" "$tmp/gn.out" || no "no summary line on stdout"
+# The verdict (Note [A report's verdict]): first in the report, one entry
+# per link, each class the one its own figures give.
+python3 - "$tmp/gn" <<'PY' || no "the verdict does not hold"
+import json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/report.json"))
+md = open(d + "/report.md").read()
+assert 0 < md.index("## Verdict") < md.index("## Side by side"), "order"
+links = {r["link"]: r["lms"] for r in j["links"]}
+assert sorted(v["link"] for v in j["verdict"]) == sorted(links), j["verdict"]
+mem = j["in_memory_ns"]
+for v in j["verdict"]:
+    r = links[v["link"]]
+    x, lx = r["iteration_ns"] / mem, r["iteration_ns"] / r["lower_bound_ns"]
+    assert abs(v["x_in_memory"] - x) < 1e-3 and abs(v["x_lower_bound"] - lx) < 1e-3, v
+    want = ("in_memory" if x <= 1.05 else
+            "link_bound" if r["lower_bound_ns"] > 1.05 * mem and lx <= 1.10
+            else "schedule_bound")
+    assert v["verdict"] == want, (v, want)
+    assert "**%s**" % v["link"] in md, v["link"]
+print("verdict:", ", ".join("%s %s" % (v["link"], v["verdict"]) for v in j["verdict"]))
+PY
 # The whole iteration as Chrome traces (Perfetto): the Trace Event Format,
 # and the run's compute and bytes.
 python3 "$(dirname "$0")/check_trace_events.py" "$tmp/gn" ||

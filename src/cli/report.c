@@ -758,6 +758,92 @@ static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
 
 /* ---- The report ------------------------------------------------------ */
 
+/* Note [A report's verdict]
+ * A reader opens a report to learn one thing first: does the workload run
+ * well on this link, and if not, is it the link or the schedule.  So the
+ * report begins with a sentence per link, set against the two yardsticks
+ * it has: the in-memory time (what a GPU holding everything takes) and the
+ * least time any policy can take over this link at this capacity (Note [A
+ * lower bound no policy can beat] in replay/bound.c).  Within 5 % of in
+ * memory the link costs nothing; where the bound itself is more than 5 %
+ * over in memory and lms within 10 % of the bound, the link is the limit
+ * and only a faster link (or a larger GPU) helps; otherwise a better
+ * schedule could gain up to the difference to the bound. */
+typedef enum verdict { V_MEMORY, V_LINK, V_SCHEDULE } verdict_t;
+
+static verdict_t verdict_of(const lms__replay_result_t *r, uint64_t mem_ns) {
+  double x = (double)r->last.time_ns / (double)mem_ns;
+  double lx = r->lower.time_ns ? (double)r->last.time_ns /
+                                     (double)r->lower.time_ns
+                               : 1.0;
+  /* The link is the limit only where the bound itself is over the
+   * in-memory time: a bound at compute says no policy need wait at all. */
+  int link_costs = (double)r->lower.time_ns > 1.05 * (double)mem_ns;
+  return x <= 1.05 ? V_MEMORY : link_costs && lx <= 1.10 ? V_LINK : V_SCHEDULE;
+}
+
+static const char *const kVerdictKey[] = {"in_memory", "link_bound",
+                                          "schedule_bound"};
+
+static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
+                          uint64_t mem_ns, const char *unit) {
+  heading(d, 2, "Verdict");
+  const row_t *best = NULL, *worst = NULL;
+  for (size_t i = 0; i < nr; i++) {
+    const row_t *r = &rows[i];
+    if (r->m != NULL || !r->ok) continue;
+    if (best == NULL || r->lms.last.time_ns < best->lms.last.time_ns) best = r;
+    if (worst == NULL || r->lms.last.time_ns > worst->lms.last.time_ns)
+      worst = r;
+  }
+  fprintf(js, "\n \"verdict\": [");
+  if (best == NULL) {
+    para(d, "No link ran the workload (see the table below).");
+    fprintf(js, "],");
+    return;
+  }
+  if (best != worst)
+    para(d, "Fastest over %s at %.2fx the in-memory time, slowest over %s "
+            "at %.2fx.",
+         best->link.name, (double)best->lms.last.time_ns / (double)mem_ns,
+         worst->link.name, (double)worst->lms.last.time_ns / (double)mem_ns);
+  int first = 1;
+  for (size_t i = 0; i < nr; i++) {
+    const row_t *r = &rows[i];
+    if (r->m != NULL || !r->ok) continue;
+    const lms__replay_result_t *x = &r->lms;
+    double xm = (double)x->last.time_ns / (double)mem_ns;
+    double xl = x->lower.time_ns ? (double)x->last.time_ns /
+                                       (double)x->lower.time_ns
+                                 : 1.0;
+    verdict_t v = verdict_of(x, mem_ns);
+    if (v == V_MEMORY)
+      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time: the link "
+              "costs next to nothing (GPU busy %.1f%%).",
+           r->link.name, ms(x->last.time_ns), unit, xm,
+           pct(x->last.compute_ns, x->last.time_ns));
+    else if (v == V_LINK)
+      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+              "can take less than %.1f ms over this link at this capacity, "
+              "and lms is within %.2fx of that: the link is the limit (a "
+              "faster link or a larger GPU helps, a schedule cannot).",
+           r->link.name, ms(x->last.time_ns), unit, xm,
+           ms(x->lower.time_ns), xl);
+    else
+      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+              "can take less than %.1f ms, and lms is at %.2fx of that: a "
+              "better schedule could gain up to %.1f ms.",
+           r->link.name, ms(x->last.time_ns), unit, xm,
+           ms(x->lower.time_ns), xl,
+           ms(x->last.time_ns - x->lower.time_ns));
+    fprintf(js, "%s\n  {\"link\": \"%s\", \"x_in_memory\": %.4f, "
+                "\"x_lower_bound\": %.4f, \"verdict\": \"%s\"}",
+            first ? "" : ",", r->link.name, xm, xl, kVerdictKey[v]);
+    first = 0;
+  }
+  fprintf(js, "],");
+}
+
 static void json_run(FILE *f, const char *key, const lms__replay_result_t *r) {
   const lms__replay_iter_t *l = &r->last;
   fprintf(f, "\"%s\": {\"iteration_ns\": %llu, \"compute_ns\": %llu, "
@@ -1243,9 +1329,12 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
 
   /* Measured runs beside their predictions. */
   fprintf(js, "{\"workload\": \"%s\", \"unit\": \"%s\", \"capacity\": %llu, "
-              "\"policy\": \"%s\", \"in_memory_ns\": %llu,\n \"measured\": [",
+              "\"policy\": \"%s\", \"in_memory_ns\": %llu,",
           w.name, unit, (unsigned long long)capacity, policy_name(policy),
           (unsigned long long)mem.last.time_ns);
+  /* Note [A report's verdict]. */
+  write_verdict(&d, js, rows, nr, mem.last.time_ns, unit);
+  fprintf(js, "\n \"measured\": [");
   int first_js = 1;
   if (have_run || a->nm > 0) {
     heading(&d, 2, "Measured and predicted");
@@ -1307,6 +1396,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   fprintf(js, "],\n \"links\": [");
 
   /* Per link. */
+  int any_measured = 0;
+  for (size_t i = 0; i < nr; i++) any_measured |= rows[i].m != NULL;
   heading(&d, 2, a->compare ? "Side by side: every link"
                             : "Per link (predicted)");
   {
@@ -1314,10 +1405,11 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     snprintf(c_ms, sizeof c_ms, "%s ms per %s", policy_name(policy), unit);
     snprintf(c_od, sizeof c_od, "on-demand ms per %s", unit);
     const char *head[] = {"link", "H2D/D2H GB/s", "source", c_ms,
-                          "x in memory", "bound ms", "GPU busy", "H2D GB",
-                          "D2H GB", "stall ms", c_od, "on-demand busy",
-                          "error"};
-    table_head(&d, 13, head);
+                          "x in memory", "bound ms", "lower bound ms",
+                          "GPU busy", "H2D GB", "D2H GB", "stall ms", c_od,
+                          "on-demand busy", "error"};
+    /* The error column only where a measured run gives it one. */
+    table_head(&d, any_measured ? 14 : 13, head);
   }
   first_js = 1;
   for (size_t i = 0; i < nr; i++) {
@@ -1329,9 +1421,9 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     else
       snprintf(src, sizeof src, "predicted");
     if (!r->ok) {
-      table_row(&d, "%s\t%.1f/%.1f\t%s\tfailed: %.120s\t\t\t\t\t\t\t\t\t",
+      table_row(&d, "%s\t%.1f/%.1f\t%s\tfailed: %.120s\t\t\t\t\t\t\t\t\t%s",
                 r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
-                r->fail);
+                r->fail, any_measured ? "\t" : "");
       continue;
     }
     const lms__replay_iter_t *l = &r->lms.last;
@@ -1344,13 +1436,14 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       snprintf(errc, sizeof errc, "%+.1f%%",
                100.0 * ((double)l->time_ns / (double)r->m->sf.st.elapsed_ns -
                         1.0));
-    table_row(&d, "%s\t%.1f/%.1f\t%s\t%.1f\t%.2fx\t%.1f\t%.1f%%\t%.2f\t%.2f\t"
-                  "%.1f\t%s\t%s\t%s",
+    table_row(&d, "%s\t%.1f/%.1f\t%s\t%.1f\t%.2fx\t%.1f\t%.1f\t%.1f%%\t%.2f\t"
+                  "%.2f\t%.1f\t%s\t%s%s%s",
               r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
               ms(l->time_ns), (double)l->time_ns / (double)mem.last.time_ns,
-              ms(r->lms.overlap_bound_ns), pct(l->compute_ns, l->time_ns),
-              gb(l->bytes_h2d), gb(l->bytes_d2h), ms(l->stall_ns), odc, odb,
-              errc);
+              ms(r->lms.overlap_bound_ns), ms(r->lms.lower.time_ns),
+              pct(l->compute_ns, l->time_ns), gb(l->bytes_h2d),
+              gb(l->bytes_d2h), ms(l->stall_ns), odc, odb,
+              any_measured ? "\t" : "", any_measured ? errc : "");
     if (r->m != NULL) continue;
     fprintf(js, "%s\n  {\"link\": \"%s\", \"h2d_gbps\": %.3f, "
                 "\"d2h_gbps\": %.3f, ",
@@ -1367,9 +1460,12 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   table_end(&d);
   para(&d, "x in memory: time over the in-memory time; bound: max(compute, "
            "H2D bytes / rate, D2H bytes / rate), which no schedule of these "
-           "copies beats; GPU busy: compute over the %s's time; on-demand: "
+           "copies beats; lower bound: the least time any policy can take "
+           "at this capacity over this link (the fewest bytes and copies "
+           "that must move, and the %s split where it must both write back "
+           "and fetch); GPU busy: compute over the %s's time; on-demand: "
            "caffe-ibm's swapping (in when used, no prefetch) for contrast.",
-       unit);
+       unit, unit);
   image(&d, "links.png", "bytes and time per link", drawn_links, ch.why);
   image(&d, "busy.png", "GPU busy per link", drawn_busy, ch.why);
   fprintf(js, "\n ],\n \"timelines\": [");
