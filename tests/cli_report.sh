@@ -85,6 +85,28 @@ for v in j["verdict"]:
     assert "**%s**" % v["link"] in md, v["link"]
 print("verdict:", ", ".join("%s %s" % (v["link"], v["verdict"]) for v in j["verdict"]))
 PY
+# How much GPU it needs (Note [How much GPU a workload needs]): per
+# timeline link, 8 limits rising, each run no faster than its lower bound,
+# and more room moving no more bytes in at the top than at the bottom.
+python3 - "$tmp/gn" <<'PY' || no "the limits section does not hold"
+import json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/report.json"))
+by = {}
+for p in j["limits"]:
+    by.setdefault(p["link"], []).append(p)
+assert sorted(by) == sorted(t["link"] for t in j["timelines"]), sorted(by)
+for link, ps in by.items():
+    assert len(ps) == 8, (link, len(ps))
+    caps = [p["gpu_limit"] for p in ps]
+    assert caps == sorted(set(caps)), caps
+    for p in ps:
+        assert p["iteration_ns"] is not None, p
+        assert p["lower_bound_ns"] <= p["iteration_ns"], p
+    assert ps[-1]["iteration_ns"] <= ps[0]["iteration_ns"], (link, ps)
+assert "## How much GPU it needs" in open(d + "/report.md").read()
+print("limits:", {l: [round(p["iteration_ns"] / 1e6) for p in ps] for l, ps in by.items()})
+PY
 # The whole iteration as Chrome traces (Perfetto): the Trace Event Format,
 # and the run's compute and bytes.
 python3 "$(dirname "$0")/check_trace_events.py" "$tmp/gn" ||

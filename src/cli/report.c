@@ -1267,11 +1267,27 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
                   i > 0 ? tls[0].first : a->step_first, count);
   }
 
+  /* Note [How much GPU a workload needs]: on the timelines' links. */
+  static lms__limit_set_t limits[2];
+  int nlimits = 0;
+  for (int i = 0; i < ntl && i < 2; i++) {
+    limits[nlimits].link = tls[i].link.name;
+    limits[nlimits].n = lms__report_limits(&w, opts, &tls[i].link, policy,
+                                           iters, limits[nlimits].points);
+    if (limits[nlimits].n > 0) nlimits++;
+  }
+
   /* Files. */
   charts_t ch;
   memset(&ch, 0, sizeof ch);
   ch.dir = a->out;
   lms__plot_find(&ch.plot);
+  if (nlimits > 0 && lms__report_limits_chart(a->out, limits, nlimits, w.name,
+                                              mem.last.time_ns, err) != 0) {
+    fprintf(stderr, "lms report: %s\n", err);
+    goto done;
+  }
+  int drawn_limits = nlimits > 0 && draw(&ch, "limits.gp", "limits.png");
   if ((ntl > 0 && write_timeline(&ch, tls, ntl, &w, err) != 0) ||
       write_link_charts(&ch, rows, nr, unit, policy_name(policy), &w, mem.last.time_ns, err) != 0) {
     fprintf(stderr, "lms report: %s\n", err);
@@ -1536,6 +1552,49 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       if (s->end_ns > prev) prev = s->end_ns;
     }
     table_end(&d);
+  }
+  fprintf(js, "\n ]");
+
+  /* How much GPU it needs. */
+  fprintf(js, ",\n \"limits\": [");
+  if (nlimits > 0) {
+    heading(&d, 2, "How much GPU it needs");
+    para(&d, "The time per %s against the GPU limit, from just over its "
+             "largest step to 1.25x all of its chunks (room for them all "
+             "beside the eighth the runtime keeps free), with the least time "
+             "any policy can take at each limit (Note [How much GPU a "
+             "workload needs]).", unit);
+    static const char *const lhead[] = {"link", "GPU limit GiB",
+                                        "ms per iteration", "x in memory",
+                                        "lower bound ms", "H2D GB", "D2H GB"};
+    table_head(&d, 7, lhead);
+    for (int k = 0; k < nlimits; k++) {
+      for (int i = 0; i < limits[k].n; i++) {
+        const lms__limit_point_t *p = &limits[k].points[i];
+        double gib = (double)p->capacity / (double)(1ull << 30);
+        if (!p->ok) {
+          table_row(&d, "%s\t%.2f\tdoes not run: %.100s\t\t\t\t",
+                    limits[k].link, gib, p->why);
+        } else {
+          table_row(&d, "%s\t%.2f\t%.1f\t%.2fx\t%.1f\t%.2f\t%.2f",
+                    limits[k].link, gib, ms(p->time_ns),
+                    (double)p->time_ns / (double)mem.last.time_ns,
+                    ms(p->lower_ns), gb(p->bytes_h2d), gb(p->bytes_d2h));
+        }
+        fprintf(js, "%s\n  {\"link\": \"%s\", \"gpu_limit\": %llu, ",
+                k + i ? "," : "", limits[k].link,
+                (unsigned long long)p->capacity);
+        if (p->ok)
+          fprintf(js, "\"iteration_ns\": %llu, \"lower_bound_ns\": %llu}",
+                  (unsigned long long)p->time_ns,
+                  (unsigned long long)p->lower_ns);
+        else
+          fprintf(js, "\"iteration_ns\": null, \"lower_bound_ns\": null}");
+      }
+    }
+    table_end(&d);
+    image(&d, "limits.png", "iteration time against the GPU limit",
+          drawn_limits, ch.why);
   }
   fprintf(js, "\n ]");
 

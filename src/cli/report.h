@@ -42,6 +42,31 @@ lms_status_t lms__stats_file_write_iterations(const char *path,
                                               uint64_t iteration_ns,
                                               char *err);
 
+/* Note [How much GPU a workload needs] (report_limits.c). */
+#define LMS__LIMIT_POINTS 8
+typedef struct lms__limit_point {
+  uint64_t capacity;
+  int ok;                      /* it ran under this limit */
+  uint64_t time_ns, lower_ns;  /* the iteration and its lower bound */
+  uint64_t bytes_h2d, bytes_d2h;
+  char why[160];               /* why it did not run */
+} lms__limit_point_t;
+typedef struct lms__limit_set {
+  const char *link;
+  lms__limit_point_t points[LMS__LIMIT_POINTS];
+  int n;
+} lms__limit_set_t;
+/* Runs w over link at up to LMS__LIMIT_POINTS GPU limits into out;
+ * returns how many. */
+int lms__report_limits(const lms__workload_t *w, const lms__opts_t *base,
+                       const lms__link_t *link, lms__policy_t policy,
+                       int iterations, lms__limit_point_t *out);
+/* limits.dat and limits.gp in dir: -1 with err when they cannot be
+ * written. */
+int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
+                             int nsets, const char *wname, uint64_t inmem_ns,
+                             char *err);
+
 /* Writes a recorded timeline as a Chrome trace (tracejson.c): the JSON
  * Trace Event Format, one thread per engine.  -1 when writing failed. */
 int lms__report_trace_json(FILE *f, const lms__timeline_t *tl,
