@@ -1055,9 +1055,18 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
       p->window.steps > 0)
     LMS_CHECK(lms__swap_make_room(p->swap, p->swap->placement.capacity / 8,
                                   p->t + 2));
-  /* Note [Writing back ahead] in residency.c: about the next victim. */
+  /* Note [Writing back ahead] in residency.c: about the next victim.
+   * There is none to write for when the most chunk bytes ever live at
+   * once (the period's peak, once an iteration has run) fit on the device
+   * beside the free reserve: nothing will be evicted, and each write
+   * would be a copy for nothing (GoogLeNet batch 10 under 32 GiB, 25.9
+   * GiB of chunks: 3.96 GB an iteration, 5.5 % slower over pcie3).  The
+   * bytes live now would not do: after an update only the weights are,
+   * and that is when writing them back ahead helps most. */
+  int all_fit =
+      p->swap->chunk_bytes_peak <= p->swap->placement.capacity / 8 * 7;
   if (p->mode == MODE_ACTIVE && p->policy == LMS_POLICY_SCHEDULE &&
-      p->window.steps > 0 && p->horizon != LMS__NEVER)
+      p->window.steps > 0 && p->horizon != LMS__NEVER && !all_fit)
     return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 256,
                                  p->horizon);
   return LMS_OK;

@@ -1149,6 +1149,8 @@ static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
   if (s->all) s->all->all_prev = c;
   s->all = c;
   lms__stat_add(&s->stats.chunks, 1);
+  s->chunk_bytes += c->size;
+  if (s->chunk_bytes > s->chunk_bytes_peak) s->chunk_bytes_peak = s->chunk_bytes;
   *out = c;
   return LMS_OK;
 }
@@ -1295,6 +1297,7 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   else s->all = c->all_next;
   if (c->all_next) c->all_next->all_prev = c->all_prev;
   lms__stat_add(&s->stats.chunks, -1);
+  s->chunk_bytes -= c->size;
   c->magic = 0;
   free(c);
   process_deferred(s, 0);

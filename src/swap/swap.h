@@ -97,6 +97,8 @@ typedef struct lms__swap {
    * window (Note [Walking only what the window acts on] in plan.c). */
   void (*on_change)(void *arg, const lms_chunk_t *c);
   uint64_t serial;             /* the last serial handed out */
+  uint64_t chunk_bytes;        /* of every live chunk */
+  uint64_t chunk_bytes_peak;   /* ... at most, so far */
   uint64_t step;               /* the schedule's current step (plan.c) */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
