@@ -61,16 +61,27 @@ int lms__report_limits(const lms__workload_t *w, const lms__opts_t *base,
   return n;
 }
 
+/* dir/name opened for writing, or NULL with err saying why. */
+static FILE *create(const char *dir, const char *name, char *err) {
+  char path[LMS__PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f == NULL) lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
+  return f;
+}
+
+/* Closes f, written as dir/name: -1 with err when it did not all go. */
+static int finish(FILE *f, const char *dir, const char *name, char *err) {
+  if (fclose(f) == 0) return 0;
+  lms__errf(err, "writing '%s/%s' failed", dir, name);
+  return -1;
+}
+
 int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
                              int nsets, const char *wname, uint64_t inmem_ns,
                              char *err) {
-  char path[LMS__PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/limits.dat", dir);
-  FILE *f = fopen(path, "w");
-  if (f == NULL) {
-    lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-    return -1;
-  }
+  FILE *f = create(dir, "limits.dat", err);
+  if (f == NULL) return -1;
   fprintf(f, "# one block per link: gpu_limit_gib lms_ms lower_bound_ms "
              "in_memory_ms ('-': did not run)\n");
   for (int s = 0; s < nsets; s++) {
@@ -87,16 +98,9 @@ int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
     }
     fprintf(f, "\n\n");
   }
-  if (fclose(f) != 0) {
-    lms__errf(err, "writing '%s' failed", path);
-    return -1;
-  }
-  snprintf(path, sizeof path, "%s/limits.gp", dir);
-  FILE *g = fopen(path, "w");
-  if (g == NULL) {
-    lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-    return -1;
-  }
+  if (finish(f, dir, "limits.dat", err) != 0) return -1;
+  FILE *g = create(dir, "limits.gp", err);
+  if (g == NULL) return -1;
   fprintf(g, "# Iteration time against the GPU limit.  Redraw: gnuplot "
              "limits.gp\n"
              "set terminal pngcairo size 1100,420 font 'sans,10' noenhanced\n"
@@ -114,9 +118,5 @@ int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
             s, colour[s % 2], sets[s].link, s, colour[s % 2], sets[s].link);
   fprintf(g, "'limits.dat' index 0 using 1:4 with lines lw 1 lc rgb "
              "'#6a1b9a' title 'in memory'\n");
-  if (fclose(g) != 0) {
-    lms__errf(err, "writing '%s' failed", path);
-    return -1;
-  }
-  return 0;
+  return finish(g, dir, "limits.gp", err);
 }
