@@ -48,6 +48,13 @@ if [ -n "$helper" ]; then
   fi
   # lms bench net is lms-bench-net's: lms names it in lms version.
   unset LD_LIBRARY_PATH
+  # A wrong LMS_BENCH_NET is named, with what is accepted, exit status 3.
+  out=$(LMS_BENCH_NET=/nonexistent/lms-bench-net "$lms" bench net 2>&1)
+  rc=$?
+  if [ $rc -ne 3 ] || ! grep -q "LMS_BENCH_NET='/nonexistent/lms-bench-net'.*accepted: the path of lms-bench-net" <<<"$out"; then
+    echo "FAIL: a wrong LMS_BENCH_NET: exit $rc: $out"
+    fail=1
+  fi
   grep -q "^bench net: .*lms-bench-net$" <<<"$("$lms" --version)" || {
     echo "FAIL: lms version does not name $helper"; fail=1; }
 fi

@@ -755,10 +755,14 @@ lms_status_t lms_options_set(lms_options_t *opts, const char *name,
  * `lms run` preloads (src/cli/run.c); LMS_STATS_LINE, the interposer's
  * summary at exit (src/preload/init.c); LMS_TORCH_LIB, the library
  * python/lms_torch.py loads; LMS_LIB, the liblms.so python/lms_offload.py
- * loads. */
-static const char *const kCommandEnv[] = {"LMS_GNUPLOT", "LMS_PRELOAD_LIB",
-                                          "LMS_STATS_LINE", "LMS_TORCH_LIB",
-                                          "LMS_LIB", "LMS_CONF"};
+ * loads; LMS_CONF, all options in one (Note [All options in one
+ * variable]); LMS_BENCH_NET, the lms-bench-net `lms bench net` runs
+ * (src/cli/bench_net.c); LMS_LIB_DIR and LMS_CMAKE_ARGS, what
+ * `pip install ./python` builds from (python/build_backend). */
+static const char *const kCommandEnv[] = {
+    "LMS_GNUPLOT", "LMS_PRELOAD_LIB", "LMS_STATS_LINE", "LMS_TORCH_LIB",
+    "LMS_LIB",     "LMS_CONF",        "LMS_BENCH_NET",  "LMS_LIB_DIR",
+    "LMS_CMAKE_ARGS"};
 
 /* Warns about LMS_* variables that name no option: most likely a typo that
  * would otherwise be silently ignored. */
