@@ -185,6 +185,213 @@ Test(bound, refuses_nonsense) {
   lms__wl_free(&w);
 }
 
+Test(bound, training_cycle_cuts_between_forward_and_backward) {
+  /* Two layers: forward reads weights W1, W2 and writes activations X1,
+   * X2; backward reads them and updates the weights (rw), all 1 MiB,
+   * under room for one step (2 MiB).  Around the cycle, W1 and X1 must be
+   * absent when the second forward step starts: both dirty (W1 from the
+   * last backward step, X1 from the first forward step), so 2 MiB went
+   * home between the last backward step and the second forward step, and
+   * 2 MiB come back before the last backward step: 4 MiB at 1 byte per
+   * ns, one after the other.  The byte bounds (3 MiB each way) and the
+   * split within the iteration (3 MiB) miss it. */
+  lms__workload_t w;
+  lms__wl_init(&w, "two-layers");
+  uint32_t id;
+  lms__wl_add_chunk(&w, MiB, 0, "W1", &id);
+  lms__wl_add_chunk(&w, MiB, 0, "W2", &id);
+  lms__wl_add_chunk(&w, MiB, 1, "X1", &id);
+  lms__wl_add_chunk(&w, MiB, 1, "X2", &id);
+  step(&w, 1000, "r0 w2");
+  step(&w, 1000, "r1 w3");
+  step(&w, 1000, "r3 b1");
+  step(&w, 1000, "r2 b0");
+  lms__lower_bound_t b = bound_of(&w, 2 * MiB, 1.0, 1.0);
+  cr_assert(eq(u64, b.h2d_bytes, 3 * MiB));
+  cr_assert(eq(u64, b.d2h_bytes, 3 * MiB));
+  cr_assert(eq(u64, b.split_ns, 3 * MiB));
+  cr_assert(eq(u64, b.cut_ns, 4 * MiB), "cut %llu", (unsigned long long)b.cut_ns);
+  cr_assert(eq(u64, b.time_ns, 4 * MiB));
+  /* With room for everything nothing need be absent. */
+  b = bound_of(&w, 4 * MiB, 1.0, 1.0);
+  cr_assert(eq(u64, b.cut_ns, 0));
+  cr_assert(eq(u64, b.time_ns, 4000));
+  lms__wl_free(&w);
+}
+
+/* ---- The two cuts counted directly ------------------------------------ */
+
+/* Positions on four iterations unrolled: step s of iteration i is
+ * i * n + s.  The use of chunk c at or before position x (-1: none) and
+ * the one after x, as a transient chunk lives (within one iteration) or a
+ * persistent one (across them). */
+static int64_t use_at(const lms__workload_t *w, uint32_t c, int64_t x) {
+  uint32_t n = w->nsteps, s = (uint32_t)(x % n);
+  const lms__wl_step_t *st = &w->steps[s];
+  for (uint32_t k = 0; k < st->nrefs; k++)
+    if (w->refs[st->first_ref + k].chunk == c) return st->first_ref + k;
+  return -1;
+}
+
+typedef struct seen {
+  int live;            /* across x: a use before and after, bytes not dead */
+  int reads;           /* the use after reads */
+  int64_t next;        /* its position */
+  int dirty;           /* bytes written by the program are on it */
+  int64_t wrote;       /* where they were written */
+} seen_t;
+
+static seen_t look(const lms__workload_t *w, uint32_t c, int64_t x) {
+  seen_t v = {0};
+  int64_t n = w->nsteps, lo = w->chunks[c].transient ? x / n * n : x - n + 1;
+  int64_t hi = w->chunks[c].transient ? x / n * n + n - 1 : x + n - 1;
+  if (use_at(w, c, x) >= 0) return v;
+  int64_t prev = -1, next = -1;
+  for (int64_t y = x - 1; y >= lo && prev < 0; y--)
+    if (use_at(w, c, y) >= 0) prev = y;
+  for (int64_t y = x + 1; y <= hi && next < 0; y++)
+    if (use_at(w, c, y) >= 0) next = y;
+  if (prev < 0 || next < 0) return v;
+  if (w->refs[use_at(w, c, prev)].dead_after) return v;
+  v.live = 1;
+  v.next = next;
+  v.reads = (w->refs[use_at(w, c, next)].access & LMS_ACCESS_READ) != 0;
+  for (int64_t y = prev; y >= lo; y--) {
+    int64_t r = use_at(w, c, y);
+    if (r < 0) continue;
+    if (y != prev && w->refs[r].dead_after) break;
+    if (w->refs[r].access & LMS_ACCESS_WRITE) {
+      v.dirty = 1;
+      v.wrote = y;
+      break;
+    }
+  }
+  return v;
+}
+
+/* The least of a x in + b x out over picks of r bytes among in-only (up
+ * to fi), out-only (up to fo) and both, tried in steps of `unit`. */
+static double least(int64_t r, int64_t fi, int64_t fo, double a, double b,
+                    int64_t unit) {
+  if (r <= 0) return 0.0;
+  double best = -1;
+  for (int64_t x = 0; x <= fi && x <= r; x += unit) {
+    int64_t y = r - x < fo ? r - x : fo, both = r - x - y;
+    double cost = a * (double)(x + both) + b * (double)(y + both);
+    if (best < 0 || cost < best) best = cost;
+  }
+  return best;
+}
+
+/* The two-cut bound from its definition (Note [Two cuts around the
+ * cycle] in src/replay/cuts.c), every pair of cuts. */
+static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
+                            double ri, double ro, int64_t unit) {
+  int64_t n = w->nsteps;
+  uint64_t *step_bytes = calloc((size_t)n, sizeof *step_bytes);
+  for (int64_t s = 0; s < n; s++)
+    for (uint32_t k = 0; k < w->steps[s].nrefs; k++)
+      step_bytes[s] += w->chunks[w->refs[w->steps[s].first_ref + k].chunk].size;
+  double best = 0;
+  for (int64_t p = 0; p < n; p++) {
+    int64_t xp = n + p, absent = -(int64_t)(capacity - step_bytes[p]);
+    for (uint32_t c = 0; c < w->nchunks; c++)
+      if (look(w, c, xp).live) absent += (int64_t)w->chunks[c].size;
+    if (absent <= 0) continue;
+    for (int64_t qo = 1; qo < n; qo++) {
+      int64_t xq = xp + qo, q = (p + qo) % n;
+      double ta = 0, tb = 0;
+      for (int64_t s = 0; s < n; s++) {
+        if ((s - p + n) % n < qo) ta += (double)w->steps[s].compute_ns;
+        else tb += (double)w->steps[s].compute_ns;
+      }
+      int64_t pi = 0, po = 0, pb = 0, qi = 0, qv = 0, qb = 0;
+      for (uint32_t c = 0; c < w->nchunks; c++) {
+        int64_t sz = (int64_t)w->chunks[c].size;
+        seen_t v = look(w, c, xp);
+        if (v.live) {
+          int in = v.reads && v.next <= xq, out = v.dirty && v.wrote >= xq - n;
+          pi += in ? sz : 0;
+          po += out ? sz : 0;
+          pb += in && out ? sz : 0;
+        }
+        v = look(w, c, xq);
+        if (v.live) {
+          int in = v.reads && v.next <= xp + n, out = v.dirty && v.wrote >= xp;
+          qi += in ? sz : 0;
+          qv += out ? sz : 0;
+          qb += in && out ? sz : 0;
+        }
+      }
+      int64_t rp = pi + po - pb - (int64_t)(capacity - step_bytes[p]);
+      int64_t rq = qi + qv - qb - (int64_t)(capacity - step_bytes[q]);
+      double in_a = least(rp, pi - pb, po - pb, 1 / ri, 0, unit);
+      double out_b = least(rp, pi - pb, po - pb, 0, 1 / ro, unit);
+      double in_b = least(rq, qi - qb, qv - qb, 1 / ri, 0, unit);
+      double out_a = least(rq, qi - qb, qv - qb, 0, 1 / ro, unit);
+      double t[] = {least(rp, pi - pb, po - pb, 1 / ri, 1 / ro, unit),
+                    least(rq, qi - qb, qv - qb, 1 / ri, 1 / ro, unit),
+                    in_a + in_b, out_a + out_b, in_a + tb, out_a + tb,
+                    ta + in_b, ta + out_b};
+      for (size_t k = 0; k < sizeof t / sizeof *t; k++)
+        if (t[k] > best) best = t[k];
+    }
+  }
+  free(step_bytes);
+  return best;
+}
+
+Test(bound, two_cuts_match_their_definition) {
+  /* Random programs of at most 16 steps, so that every step is a
+   * candidate cut, some with bytes dead after their last use. */
+  uint64_t rng = 0xc07;
+  int bound_by_cuts = 0;
+  for (int trial = 0; trial < 60; trial++) {
+    lms__workload_t w;
+    lms__wl_init(&w, "cuts");
+    enum { NC = 10 };
+    const int64_t unit = 64 * 1024;
+    uint64_t total = 0;
+    for (int c = 0; c < NC; c++) {
+      uint64_t size = (1 + lms_test_next(&rng) % 16) * (uint64_t)unit;
+      uint32_t id;
+      lms__wl_add_chunk(&w, size, (int)(lms_test_next(&rng) % 3 == 0), "c", &id);
+      total += size;
+    }
+    int nsteps = 4 + (int)(lms_test_next(&rng) % 13), seen[NC] = {0};
+    for (int s = 0; s < nsteps; s++) {
+      lms__wl_add_step(&w, 1000 + lms_test_next(&rng) % 400000, "s");
+      int k = 1 + (int)(lms_test_next(&rng) % 3);
+      for (int j = 0; j < k; j++) {
+        int c = (int)(lms_test_next(&rng) % NC);
+        unsigned acc = (unsigned[]){LMS_ACCESS_READ, LMS_ACCESS_WRITE,
+                                    LMS_ACCESS_RW}[lms_test_next(&rng) % 3];
+        if (!seen[c] && w.chunks[c].transient) acc = LMS_ACCESS_WRITE;
+        seen[c] = 1;
+        lms__wl_add_ref(&w, (uint32_t)c, acc);
+      }
+    }
+    if (trial % 2) lms__wl_mark_dead(&w, NULL);
+    uint64_t step = lms__wl_max_step_bytes(&w);
+    uint64_t cap = total / (2 + (uint64_t)trial % 3);
+    if (cap < step) cap = step;
+    double ri = 1.0 + (double)(trial % 3), ro = 1.0 + (double)(trial % 2);
+    lms__lower_bound_t b;
+    char err[LMS__ERRBUF];
+    cr_assert(eq(int, lms__lower_bound(&w, cap, ri, ro, 0.0, &b, err), LMS_OK),
+              "%s", err);
+    double want = cuts_directly(&w, cap, ri, ro, unit);
+    double got = (double)b.cut_ns;
+    int same = got <= want + 1.0 && got >= want - 1.0;
+    cr_assert(same, "trial %d: cuts %llu, by definition %.1f", trial,
+              (unsigned long long)b.cut_ns, want);
+    bound_by_cuts += b.time_ns == b.cut_ns && b.cut_ns > 0;
+    lms__wl_free(&w);
+  }
+  /* The programs are varied enough that the cuts decide some bounds. */
+  cr_assert(gt(int, bound_by_cuts, 0));
+}
+
 /* ---- Never above any policy ------------------------------------------ */
 
 static lms_options_t *options(const char *limit, const char *link,

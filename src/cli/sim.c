@@ -476,7 +476,8 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
           "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
           "\"min_copies_d2h\": %llu, \"split_bound_ns\": %llu, "
-          "\"split_step\": %u, \"iterations\": %d, \"settled\": %s",
+          "\"split_step\": %u, \"cut_bound_ns\": %llu, "
+          "\"cut_steps\": [%u, %u], \"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
           (unsigned long long)r->overlap_bound_ns,
@@ -498,6 +499,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->lower.h2d_copies,
           (unsigned long long)r->lower.d2h_copies,
           (unsigned long long)r->lower.split_ns, r->lower.split_step,
+          (unsigned long long)r->lower.cut_ns, r->lower.cut_p, r->lower.cut_q,
           r->iterations,
           r->settled < 0 ? "null" : r->settled ? "true" : "false");
   if (shared != NULL) json_shared(f, shared);
@@ -731,7 +733,8 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "max(compute, H2D bytes / rate, D2H bytes / rate) of the run's "
                "own bytes; lower: the least time any policy can take at this "
                "capacity (the fewest bytes and copies that must move, and the "
-               "iteration split where it must both write back and fetch); "
+               "copies each part must hold when the iteration is cut at one "
+               "step, or its cycle at two); "
                "hit%%: prefetch hits over acquires that needed data brought "
                "in; it: iterations run (! : not settled)\n");
   if (nshared > 0) {

@@ -54,7 +54,9 @@
  * they went home before it.  So an iteration takes at least
  *   max(compute before p, D(p) / D2H rate) + max(compute from p, E(p) / H2D rate)
  * which catches training, whose forward must write back before backward
- * can fetch.
+ * can fetch.  The split sees one iteration only, not what the previous
+ * one left dirty; Note [Two cuts around the cycle] (cuts.c) cuts the
+ * cycle at two steps and bounds what each part must copy each way.
  *
  * Copies.  Each direction's engine runs one copy at a time, and a copy
  * moves one chunk and costs the link's latency besides its bytes (Note
@@ -80,6 +82,7 @@
 
 #include "core/rangetree.h"
 #include "core/status.h"
+#include "replay/cuts.h"
 #include "replay/replay.h"
 
 /* ---- Gaps ------------------------------------------------------------------ */
@@ -198,6 +201,44 @@ static void mark_dirty_runs(const use_t *u, uint32_t k, int wraps,
   }
 }
 
+/* The gaps of one chunk around the cycle of n steps (Note [Two cuts
+ * around the cycle] in cuts.c): from each use to the next, wrapping for a
+ * chunk that lives on; each knows whether its second use reads and how
+ * many steps back the bytes it holds were written (a transient chunk
+ * starts each iteration with none, and bytes dead after a use are none).
+ * Returns how many it wrote to cg (at most k). */
+static size_t cycle_gaps(const use_t *u, uint32_t k, uint32_t n, uint64_t size,
+                         int transient, lms__cgap_t *cg) {
+  int64_t lw = -1; /* the step of the last write, n .. 2n - 1 this time */
+  if (!transient)
+    for (uint32_t i = 0; i < k; i++) {
+      if (u[i].access & LMS_ACCESS_WRITE) lw = u[i].step;
+      if (u[i].dead_after) lw = -1;
+    }
+  size_t ng = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    int64_t t = (int64_t)u[i].step + n;
+    if (u[i].access & LMS_ACCESS_WRITE) lw = t;
+    if (u[i].dead_after) {
+      lw = -1;
+      continue;
+    }
+    int last = i + 1 == k;
+    if (last && transient) break;
+    const use_t *nx = last ? &u[0] : &u[i + 1];
+    int reads = (nx->access & LMS_ACCESS_READ) != 0;
+    if (!reads && lw < 0) continue;
+    uint32_t len = last ? nx->step + n - u[i].step : nx->step - u[i].step;
+    cg[ng++] = (lms__cgap_t){.size = size,
+                             .start = u[i].step,
+                             .len = len,
+                             .back = lw < 0 ? 0 : (uint32_t)(t - lw),
+                             .reads = (uint8_t)reads,
+                             .dirty = (uint8_t)(lw >= 0)};
+  }
+  return ng;
+}
+
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               double h2d_gbps, double d2h_gbps,
                               double latency_us, lms__lower_bound_t *out,
@@ -228,9 +269,15 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   int64_t *dirty = calloc((size_t)n + 1, sizeof *dirty);
   sizes_t zin = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zin.sum)};
   sizes_t zout = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zout.sum)};
+  /* Gaps around the cycle and each step's compute, for Note [Two cuts
+   * around the cycle] (cuts.c). */
+  lms__cgap_t *cg = malloc(((size_t)w->nrefs + 1) * sizeof *cg);
+  uint64_t *step_ns = malloc(((size_t)n + 1) * sizeof *step_ns);
+  size_t ncg = 0;
   lms_status_t st = LMS_OK;
   if (!count || !first || !uses || !room || !tmax || !tadd || !tneg || !g ||
-      !gap_of || !step_bytes || !across || !dirty || !zin.sum || !zout.sum) {
+      !gap_of || !step_bytes || !across || !dirty || !zin.sum || !zout.sum ||
+      !cg || !step_ns) {
     lms__errf(err, "lower bound: no host memory for %u steps", n);
     st = LMS_ERR_HOST_OOM;
     goto done;
@@ -305,6 +352,7 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
       }
     }
     mark_dirty_runs(u, k, !w->chunks[c].transient, gap_of, g);
+    ncg += cycle_gaps(u, k, n, size, w->chunks[c].transient, cg + ncg);
   }
   qsort(g, ng, sizeof *g, by_end);
   out->h2d_bytes = unkept(g, ng, room, m, 0, tmax, tadd, tneg);
@@ -340,6 +388,17 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
     before += w->steps[p].compute_ns;
   }
   if (out->split_ns > t) t = out->split_ns;
+  for (uint32_t p = 0; p < n; p++) step_ns[p] = w->steps[p].compute_ns;
+  lms__cut_result_t cut;
+  st = lms__cut_bound(cg, ncg, n, room, step_ns, h2d_gbps, d2h_gbps, &cut);
+  if (st != LMS_OK) {
+    lms__errf(err, "lower bound: no host memory for %u steps", n);
+    goto done;
+  }
+  out->cut_ns = cut.ns;
+  out->cut_p = cut.p;
+  out->cut_q = cut.q;
+  if (out->cut_ns > t) t = out->cut_ns;
   uint64_t td = copy_time(&zout, out->d2h_bytes, d2h_gbps, latency_us);
   if (td > t) t = td;
   out->h2d_copies = fewest(&zin, out->h2d_bytes);
@@ -360,5 +419,7 @@ done:
   free(dirty);
   free(zin.sum);
   free(zout.sum);
+  free(cg);
+  free(step_ns);
   return st;
 }
