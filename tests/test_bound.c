@@ -57,8 +57,12 @@ Test(bound, read_only_chunks_taking_turns) {
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 0));
-  /* 2 MiB at 1 byte per ns is 2.1 ms, more than the 3 us of compute. */
-  cr_assert(eq(u64, b.time_ns, 2 * MiB));
+  /* 2 MiB at 1 byte per ns is 2.1 ms, more than the 3 us of compute;
+   * and with the room full at every step no copy overlaps the last
+   * step's compute: cut at the three steps, B comes in between the first
+   * two, A between the next two, and the third part is its compute. */
+  cr_assert(eq(u64, b.time_ns, 2 * MiB + 1000));
+  cr_assert(eq(int, b.cut_nsteps, 3));
   /* Twice the room: nothing moves. */
   b = bound_of(&w, 2 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 0));
@@ -75,7 +79,11 @@ Test(bound, written_chunks_go_home_to_leave) {
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
-  cr_assert(eq(u64, b.time_ns, 2 * MiB));
+  /* Cut at the last three steps: A, written at the first, goes home
+   * between the last step and the second (0.5 MiB ns at 2 bytes a ns) and
+   * comes back before the third (1 MiB ns); B comes back between the
+   * third and the fourth (1 MiB ns). */
+  cr_assert(eq(u64, b.time_ns, 2 * MiB + MiB / 2));
   /* Room for both: A and B stay; nothing moves at all. */
   b = bound_of(&w, 2 * MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 0));
@@ -128,7 +136,7 @@ Test(bound, training_splits_at_its_peak) {
   uint64_t alone = b.h2d_bytes > b.d2h_bytes ? b.h2d_bytes : b.d2h_bytes;
   cr_assert(gt(u64, b.split_ns, alone), "split %llu, alone %llu",
             (unsigned long long)b.split_ns, (unsigned long long)alone);
-  cr_assert(eq(u64, b.time_ns, b.split_ns));
+  cr_assert(ge(u64, b.time_ns, b.split_ns));
   lms__wl_free(&w);
 }
 
@@ -192,9 +200,9 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
    * absent when the second forward step starts: both dirty (W1 from the
    * last backward step, X1 from the first forward step), so 2 MiB went
    * home between the last backward step and the second forward step, and
-   * 2 MiB come back before the last backward step: 4 MiB at 1 byte per
-   * ns, one after the other.  The byte bounds (3 MiB each way) and the
-   * split within the iteration (3 MiB) miss it. */
+   * 2 MiB come back after it, before the last backward step: 4 MiB at 1
+   * byte per ns, one after the other.  The byte bounds (3 MiB each way)
+   * and the split within the iteration (3 MiB) miss it. */
   lms__workload_t w;
   lms__wl_init(&w, "two-layers");
   uint32_t id;
@@ -210,8 +218,11 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
   cr_assert(eq(u64, b.h2d_bytes, 3 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 3 * MiB));
   cr_assert(eq(u64, b.split_ns, 3 * MiB));
-  cr_assert(eq(u64, b.cut_ns, 4 * MiB), "cut %llu", (unsigned long long)b.cut_ns);
-  cr_assert(eq(u64, b.time_ns, 4 * MiB));
+  /* Cut at the three steps after the first: the second forward step's
+   * compute (1 us) overlaps neither copy, the room being full. */
+  cr_assert(eq(u64, b.cut_ns, 4 * MiB + 1000), "cut %llu",
+            (unsigned long long)b.cut_ns);
+  cr_assert(eq(u64, b.time_ns, 4 * MiB + 1000));
   /* With room for everything nothing need be absent. */
   b = bound_of(&w, 4 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.cut_ns, 0));
@@ -219,7 +230,7 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
   lms__wl_free(&w);
 }
 
-/* ---- The two cuts counted directly ------------------------------------ */
+/* ---- The cuts counted directly ------------------------------------ */
 
 /* Positions on four iterations unrolled: step s of iteration i is
  * i * n + s.  The use of chunk c at or before position x (-1: none) and
@@ -283,8 +294,53 @@ static double least(int64_t r, int64_t fi, int64_t fo, double a, double b,
   return best;
 }
 
-/* The two-cut bound from its definition (Note [Two cuts around the
- * cycle] in src/replay/cuts.c), every pair of cuts. */
+/* The bound of the cycle cut at k steps (2 or 3, in order) from its
+ * definition (Note [Cuts around the cycle] in src/replay/cuts.c):
+ * each part takes its compute, its bytes in or its bytes out, and a cut
+ * whose neighbours both take its charges takes the pick cheapest for
+ * both. */
+static double cuts_at(const lms__workload_t *w, uint64_t capacity,
+                      const uint64_t *step_bytes, const int64_t *cut, int k,
+                      double ri, double ro, int64_t unit) {
+  int64_t n = w->nsteps, x[5];
+  for (int i = 0; i < k; i++) x[i + 1] = n + cut[i];
+  x[0] = x[k] - n;
+  x[k + 1] = x[1] + n;
+  int64_t in[3] = {0}, out[3] = {0}, both[3] = {0}, rest[3];
+  double comp[3] = {0};
+  for (int i = 0; i < k; i++) {
+    for (int64_t y = x[i + 1]; y < x[i + 2]; y++)
+      comp[i] += (double)w->steps[y % n].compute_ns;
+    for (uint32_t c = 0; c < w->nchunks; c++) {
+      seen_t v = look(w, c, x[i + 1]);
+      if (!v.live) continue;
+      int64_t sz = (int64_t)w->chunks[c].size;
+      int r = v.reads && v.next <= x[i + 2], o = v.dirty && v.wrote >= x[i];
+      in[i] += r ? sz : 0;
+      out[i] += o ? sz : 0;
+      both[i] += r && o ? sz : 0;
+    }
+    rest[i] = in[i] + out[i] - both[i] -
+              (int64_t)(capacity - step_bytes[cut[i]]);
+  }
+  double best = 0;
+  int choices = k == 2 ? 9 : 27;
+  for (int ch = 0; ch < choices; ch++) {
+    int t[3];
+    for (int i = 0, v = ch; i < k; i++, v /= 3) t[i] = v % 3;
+    double sum = 0;
+    for (int i = 0; i < k; i++) {
+      if (t[i] == 0) sum += comp[i];
+      double a = t[i] == 1 ? 1 / ri : 0, b = t[(i + k - 1) % k] == 2 ? 1 / ro : 0;
+      sum += least(rest[i], in[i] - both[i], out[i] - both[i], a, b, unit);
+    }
+    if (sum > best) best = sum;
+  }
+  return best;
+}
+
+/* The largest over every pair and triple of cuts, if any step has bytes
+ * that must be absent (else 0, as lms__lower_bound reports it). */
 static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
                             double ri, double ro, int64_t unit) {
   int64_t n = w->nsteps;
@@ -292,56 +348,28 @@ static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
   for (int64_t s = 0; s < n; s++)
     for (uint32_t k = 0; k < w->steps[s].nrefs; k++)
       step_bytes[s] += w->chunks[w->refs[w->steps[s].first_ref + k].chunk].size;
-  double best = 0;
-  for (int64_t p = 0; p < n; p++) {
-    int64_t xp = n + p, absent = -(int64_t)(capacity - step_bytes[p]);
+  int any = 0;
+  for (int64_t p = 0; p < n && !any; p++) {
+    int64_t absent = -(int64_t)(capacity - step_bytes[p]);
     for (uint32_t c = 0; c < w->nchunks; c++)
-      if (look(w, c, xp).live) absent += (int64_t)w->chunks[c].size;
-    if (absent <= 0) continue;
-    for (int64_t qo = 1; qo < n; qo++) {
-      int64_t xq = xp + qo, q = (p + qo) % n;
-      double ta = 0, tb = 0;
-      for (int64_t s = 0; s < n; s++) {
-        if ((s - p + n) % n < qo) ta += (double)w->steps[s].compute_ns;
-        else tb += (double)w->steps[s].compute_ns;
-      }
-      int64_t pi = 0, po = 0, pb = 0, qi = 0, qv = 0, qb = 0;
-      for (uint32_t c = 0; c < w->nchunks; c++) {
-        int64_t sz = (int64_t)w->chunks[c].size;
-        seen_t v = look(w, c, xp);
-        if (v.live) {
-          int in = v.reads && v.next <= xq, out = v.dirty && v.wrote >= xq - n;
-          pi += in ? sz : 0;
-          po += out ? sz : 0;
-          pb += in && out ? sz : 0;
-        }
-        v = look(w, c, xq);
-        if (v.live) {
-          int in = v.reads && v.next <= xp + n, out = v.dirty && v.wrote >= xp;
-          qi += in ? sz : 0;
-          qv += out ? sz : 0;
-          qb += in && out ? sz : 0;
-        }
-      }
-      int64_t rp = pi + po - pb - (int64_t)(capacity - step_bytes[p]);
-      int64_t rq = qi + qv - qb - (int64_t)(capacity - step_bytes[q]);
-      double in_a = least(rp, pi - pb, po - pb, 1 / ri, 0, unit);
-      double out_b = least(rp, pi - pb, po - pb, 0, 1 / ro, unit);
-      double in_b = least(rq, qi - qb, qv - qb, 1 / ri, 0, unit);
-      double out_a = least(rq, qi - qb, qv - qb, 0, 1 / ro, unit);
-      double t[] = {least(rp, pi - pb, po - pb, 1 / ri, 1 / ro, unit),
-                    least(rq, qi - qb, qv - qb, 1 / ri, 1 / ro, unit),
-                    in_a + in_b, out_a + out_b, in_a + tb, out_a + tb,
-                    ta + in_b, ta + out_b};
-      for (size_t k = 0; k < sizeof t / sizeof *t; k++)
-        if (t[k] > best) best = t[k];
-    }
+      if (look(w, c, n + p).live) absent += (int64_t)w->chunks[c].size;
+    any = absent > 0;
   }
+  double best = 0;
+  for (int64_t a = 0; any && a < n; a++)
+    for (int64_t b = a + 1; b < n; b++) {
+      double v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b}, 2, ri, ro, unit);
+      if (v > best) best = v;
+      for (int64_t c = b + 1; c < n; c++) {
+        v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b, c}, 3, ri, ro, unit);
+        if (v > best) best = v;
+      }
+    }
   free(step_bytes);
   return best;
 }
 
-Test(bound, two_cuts_match_their_definition) {
+Test(bound, cuts_match_their_definition) {
   /* Random programs of at most 16 steps, so that every step is a
    * candidate cut, some with bytes dead after their last use. */
   uint64_t rng = 0xc07;
@@ -373,7 +401,8 @@ Test(bound, two_cuts_match_their_definition) {
     }
     if (trial % 2) lms__wl_mark_dead(&w, NULL);
     uint64_t step = lms__wl_max_step_bytes(&w);
-    uint64_t cap = total / (2 + (uint64_t)trial % 3);
+    /* Every byte count a multiple of the unit, which the picks step by. */
+    uint64_t cap = total / (2 + (uint64_t)trial % 3) / (uint64_t)unit * (uint64_t)unit;
     if (cap < step) cap = step;
     double ri = 1.0 + (double)(trial % 3), ro = 1.0 + (double)(trial % 2);
     lms__lower_bound_t b;
@@ -407,6 +436,9 @@ static lms_options_t *options(const char *limit, const char *link,
   return o;
 }
 
+/* Runs whose bound the cuts around the cycle decided. */
+static int by_cuts;
+
 static void check_never_above(const lms__workload_t *w, const char *limit) {
   static const char *const links[] = {"pcie3", "nvlink2"};
   static const char *const policies[] = {"ondemand", "lru", "schedule"};
@@ -426,6 +458,7 @@ static void check_never_above(const lms__workload_t *w, const char *limit) {
                 "%s %s %s at %s: bound %llu B out, run %llu", w->name,
                 links[l], what, limit, (unsigned long long)r.lower.d2h_bytes,
                 (unsigned long long)r.last.bytes_d2h);
+      by_cuts += r.lower.cut_ns == r.lower.time_ns && r.lower.cut_ns > r.lower.split_ns;
       cr_assert(le(u64, r.lower.time_ns, r.last.time_ns),
                 "%s %s %s at %s: bound %llu ns, run %llu", w->name, links[l],
                 what, limit, (unsigned long long)r.lower.time_ns,
@@ -464,7 +497,7 @@ Test(bound, never_above_a_policy_on_the_builtins, .timeout = 600) {
 
 Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
   uint64_t rng = 0xb0b0;
-  for (int trial = 0; trial < 12; trial++) {
+  for (int trial = 0; trial < 40; trial++) {
     lms__workload_t w;
     char name[32];
     snprintf(name, sizeof name, "random-%d", trial);
@@ -511,6 +544,9 @@ Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
     }
     char err[LMS__ERRBUF];
     cr_assert(eq(int, lms__wl_validate(&w, err), LMS_OK), "%s", err);
+    /* Some with bytes dead after their last use, as the replay of a
+     * program that discards them sees them. */
+    if (trial % 3 == 2) lms__wl_mark_dead(&w, NULL);
     uint64_t step = lms__wl_max_step_bytes(&w);
     uint64_t cap = total / (2 + (uint64_t)trial % 4);
     if (cap < step + step / 8) cap = step + step / 8;
@@ -519,6 +555,10 @@ Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
     check_never_above(&w, limit);
     lms__wl_free(&w);
   }
+  /* The cuts (Note [Cuts around the cycle]) decided some of these
+   * bounds, so a policy was held to them too. */
+  cr_assert(gt(int, by_cuts, 0));
+  cr_log_info("the cuts decided %d bounds", by_cuts);
 }
 
 /* ---- Settled iterations (Note [A settled iteration] in replay.c) ------ */

@@ -1479,7 +1479,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
            "copies beats; lower bound: the least time any policy can take "
            "at this capacity over this link (the fewest bytes and copies "
            "that must move, and the copies each part must hold when the %s "
-           "is cut at one step, or its cycle at two); GPU busy: compute over the %s's time; on-demand: "
+           "is cut at one step, or its cycle at two or three); GPU busy: compute over the %s's time; on-demand: "
            "caffe-ibm's swapping (in when used, no prefetch) for contrast.",
        unit, unit);
   image(&d, "links.png", "bytes and time per link", drawn_links, ch.why);

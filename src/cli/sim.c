@@ -462,6 +462,10 @@ static void json_row(FILE *f, const char *link, const char *policy,
                      uint64_t inmem_ns, int first,
                      const lms__shared_result_t *shared) {
   const lms__replay_iter_t *l = &r->last;
+  char cut_list[48] = "";
+  for (int i = 0, o = 0; i < r->lower.cut_nsteps && i < 3; i++)
+    o += snprintf(cut_list + o, sizeof cut_list - (size_t)o, "%s%u",
+                  i ? ", " : "", r->lower.cut_steps[i]);
   fprintf(f,
           "%s\n    {\"link\": \"%s\", \"policy\": \"%s\", \"capacity\": %llu, "
           "\"iteration_ns\": %llu, \"in_memory_ns\": %llu, "
@@ -477,7 +481,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
           "\"min_copies_d2h\": %llu, \"split_bound_ns\": %llu, "
           "\"split_step\": %u, \"cut_bound_ns\": %llu, "
-          "\"cut_steps\": [%u, %u], \"iterations\": %d, \"settled\": %s",
+          "\"cut_steps\": [%s], \"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
           (unsigned long long)r->overlap_bound_ns,
@@ -499,7 +503,7 @@ static void json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->lower.h2d_copies,
           (unsigned long long)r->lower.d2h_copies,
           (unsigned long long)r->lower.split_ns, r->lower.split_step,
-          (unsigned long long)r->lower.cut_ns, r->lower.cut_p, r->lower.cut_q,
+          (unsigned long long)r->lower.cut_ns, cut_list,
           r->iterations,
           r->settled < 0 ? "null" : r->settled ? "true" : "false");
   if (shared != NULL) json_shared(f, shared);
@@ -734,7 +738,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "own bytes; lower: the least time any policy can take at this "
                "capacity (the fewest bytes and copies that must move, and the "
                "copies each part must hold when the iteration is cut at one "
-               "step, or its cycle at two); "
+               "step, or its cycle at two or three); "
                "hit%%: prefetch hits over acquires that needed data brought "
                "in; it: iterations run (! : not settled)\n");
   if (nshared > 0) {

@@ -55,7 +55,7 @@
  *   max(compute before p, D(p) / D2H rate) + max(compute from p, E(p) / H2D rate)
  * which catches training, whose forward must write back before backward
  * can fetch.  The split sees one iteration only, not what the previous
- * one left dirty; Note [Two cuts around the cycle] (cuts.c) cuts the
+ * one left dirty; Note [Cuts around the cycle] (cuts.c) cuts the
  * cycle at two steps and bounds what each part must copy each way.
  *
  * Copies.  Each direction's engine runs one copy at a time, and a copy
@@ -201,7 +201,7 @@ static void mark_dirty_runs(const use_t *u, uint32_t k, int wraps,
   }
 }
 
-/* The gaps of one chunk around the cycle of n steps (Note [Two cuts
+/* The gaps of one chunk around the cycle of n steps (Note [Cuts around
  * around the cycle] in cuts.c): from each use to the next, wrapping for a
  * chunk that lives on; each knows whether its second use reads and how
  * many steps back the bytes it holds were written (a transient chunk
@@ -269,7 +269,7 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   int64_t *dirty = calloc((size_t)n + 1, sizeof *dirty);
   sizes_t zin = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zin.sum)};
   sizes_t zout = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zout.sum)};
-  /* Gaps around the cycle and each step's compute, for Note [Two cuts
+  /* Gaps around the cycle and each step's compute, for Note [Cuts around
    * around the cycle] (cuts.c). */
   lms__cgap_t *cg = malloc(((size_t)w->nrefs + 1) * sizeof *cg);
   uint64_t *step_ns = malloc(((size_t)n + 1) * sizeof *step_ns);
@@ -396,8 +396,8 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
     goto done;
   }
   out->cut_ns = cut.ns;
-  out->cut_p = cut.p;
-  out->cut_q = cut.q;
+  memcpy(out->cut_steps, cut.steps, sizeof cut.steps);
+  out->cut_nsteps = cut.nsteps;
   if (out->cut_ns > t) t = out->cut_ns;
   uint64_t td = copy_time(&zout, out->d2h_bytes, d2h_gbps, latency_us);
   if (td > t) t = td;

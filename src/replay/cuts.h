@@ -1,5 +1,5 @@
-/* cuts.h - the two-cut part of the lower bound (Note [Two cuts around the
- * cycle] in cuts.c), fed by bound.c. */
+/* cuts.h - the part of the lower bound that cuts the iteration's cycle
+ * (Note [Cuts around the cycle] in cuts.c), fed by bound.c. */
 #ifndef LMS_REPLAY_CUTS_H
 #define LMS_REPLAY_CUTS_H
 
@@ -19,8 +19,9 @@ typedef struct lms__cgap {
 } lms__cgap_t;
 
 typedef struct lms__cut_result {
-  uint64_t ns;    /* the bound; 0 when nothing need be absent */
-  uint32_t p, q;  /* the two cuts that give it */
+  uint64_t ns;        /* the bound; 0 when nothing need be absent */
+  uint32_t steps[3];  /* the cuts that give it, in order */
+  int nsteps;         /* 2 or 3; 0 with ns */
 } lms__cut_result_t;
 
 /* room[s]: capacity less step s's bytes; compute[s]: step s's compute;

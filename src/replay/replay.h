@@ -52,9 +52,10 @@ typedef struct lms__lower_bound {
   uint64_t time_ns;     /* the largest of the bounds below and compute */
   uint64_t split_ns;    /* the iteration split at split_step */
   uint32_t split_step;
-  uint64_t cut_ns;      /* the cycle cut at steps cut_p and cut_q (Note
-                           [Two cuts around the cycle] in cuts.c) */
-  uint32_t cut_p, cut_q;
+  uint64_t cut_ns;      /* the cycle cut at cut_steps (Note [Cuts around
+                           around the cycle] in cuts.c) */
+  uint32_t cut_steps[3];
+  int cut_nsteps;       /* 2 or 3; 0 when nothing need be absent */
 } lms__lower_bound_t;
 
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
