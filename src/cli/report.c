@@ -401,11 +401,18 @@ typedef struct doc {
   FILE *md, *html;
 } doc_t;
 
-/* Text with `code` spans, written as Markdown and as escaped HTML. */
+/* Text with `code` and **strong** spans, written as Markdown and as
+ * escaped HTML. */
 static void text(doc_t *d, const char *s) {
   fputs(s, d->md);
-  int code = 0;
+  int code = 0, strong = 0;
   for (const char *p = s; *p; p++) {
+    if (!code && p[0] == '*' && p[1] == '*') {
+      fputs(strong ? "</strong>" : "<strong>", d->html);
+      strong = !strong;
+      p++;
+      continue;
+    }
     switch (*p) {
       case '`': fputs(code ? "</code>" : "<code>", d->html); code = !code; break;
       case '<': fputs("&lt;", d->html); break;
@@ -415,6 +422,7 @@ static void text(doc_t *d, const char *s) {
     }
   }
   if (code) fputs("</code>", d->html);
+  if (strong) fputs("</strong>", d->html);
 }
 
 static void para(doc_t *d, const char *fmt, ...)
@@ -429,6 +437,29 @@ static void para(doc_t *d, const char *fmt, ...) {
   text(d, buf);
   fputs("</p>\n", d->html);
   fputs("\n\n", d->md);
+}
+
+/* A bulleted list: list_open, an item each, list_close. */
+static void list_open(doc_t *d) { fputs("<ul>\n", d->html); }
+
+static void list_close(doc_t *d) {
+  fputs("</ul>\n", d->html);
+  fputs("\n", d->md);
+}
+
+static void item(doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void item(doc_t *d, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fputs("- ", d->md);
+  fputs("<li>", d->html);
+  text(d, buf);
+  fputs("</li>\n", d->html);
+  fputs("\n", d->md);
 }
 
 static void heading(doc_t *d, int level, const char *s) {
@@ -808,6 +839,7 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
          best->link.name, (double)best->lms.last.time_ns / (double)mem_ns,
          worst->link.name, (double)worst->lms.last.time_ns / (double)mem_ns);
   int first = 1;
+  list_open(d);
   for (size_t i = 0; i < nr; i++) {
     const row_t *r = &rows[i];
     if (r->m != NULL || !r->ok) continue;
@@ -818,19 +850,19 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
                                  : 1.0;
     verdict_t v = verdict_of(x, mem_ns);
     if (v == V_MEMORY)
-      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time: the link "
+      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time: the link "
               "costs next to nothing (GPU busy %.1f%%).",
            r->link.name, ms(x->last.time_ns), unit, xm,
            pct(x->last.compute_ns, x->last.time_ns));
     else if (v == V_LINK)
-      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
               "can take less than %.1f ms over this link at this capacity, "
               "and lms is within %.2fx of that: the link is the limit (a "
               "faster link or a larger GPU helps, a schedule cannot).",
            r->link.name, ms(x->last.time_ns), unit, xm,
            ms(x->lower.time_ns), xl);
     else
-      para(d, "- **%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
               "can take less than %.1f ms, and lms is at %.2fx of that: a "
               "better schedule could gain up to %.1f ms.",
            r->link.name, ms(x->last.time_ns), unit, xm,
@@ -841,6 +873,7 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
             first ? "" : ",", r->link.name, xm, xl, kVerdictKey[v]);
     first = 0;
   }
+  list_close(d);
   fprintf(js, "],");
 }
 
