@@ -395,136 +395,6 @@ out:
   free(gap);
 }
 
-/* ---- Output: Markdown and HTML side by side -------------------------- */
-
-typedef struct doc {
-  FILE *md, *html;
-} doc_t;
-
-/* Text with `code` and **strong** spans, written as Markdown and as
- * escaped HTML. */
-static void text(doc_t *d, const char *s) {
-  fputs(s, d->md);
-  int code = 0, strong = 0;
-  for (const char *p = s; *p; p++) {
-    if (!code && p[0] == '*' && p[1] == '*') {
-      fputs(strong ? "</strong>" : "<strong>", d->html);
-      strong = !strong;
-      p++;
-      continue;
-    }
-    switch (*p) {
-      case '`': fputs(code ? "</code>" : "<code>", d->html); code = !code; break;
-      case '<': fputs("&lt;", d->html); break;
-      case '>': fputs("&gt;", d->html); break;
-      case '&': fputs("&amp;", d->html); break;
-      default: fputc(*p, d->html);
-    }
-  }
-  if (code) fputs("</code>", d->html);
-  if (strong) fputs("</strong>", d->html);
-}
-
-static void para(doc_t *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void para(doc_t *d, const char *fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fputs("<p>", d->html);
-  text(d, buf);
-  fputs("</p>\n", d->html);
-  fputs("\n\n", d->md);
-}
-
-/* A bulleted list: list_open, an item each, list_close. */
-static void list_open(doc_t *d) { fputs("<ul>\n", d->html); }
-
-static void list_close(doc_t *d) {
-  fputs("</ul>\n", d->html);
-  fputs("\n", d->md);
-}
-
-static void item(doc_t *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void item(doc_t *d, const char *fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fputs("- ", d->md);
-  fputs("<li>", d->html);
-  text(d, buf);
-  fputs("</li>\n", d->html);
-  fputs("\n", d->md);
-}
-
-static void heading(doc_t *d, int level, const char *s) {
-  fprintf(d->md, "%.*s ", level, "###");
-  fprintf(d->html, "<h%d>", level);
-  text(d, s);
-  fprintf(d->html, "</h%d>\n", level);
-  fputs("\n\n", d->md);
-}
-
-static void table_head(doc_t *d, int n, const char *const *cells) {
-  fputs("<table>\n<tr>", d->html);
-  fputs("|", d->md);
-  for (int i = 0; i < n; i++) {
-    fputs("<th>", d->html);
-    fputc(' ', d->md);
-    text(d, cells[i]);
-    fputs(" |", d->md);
-    fputs("</th>", d->html);
-  }
-  fputs("</tr>\n", d->html);
-  fputs("\n|", d->md);
-  for (int i = 0; i < n; i++) fputs(i == 0 ? "---|" : "---:|", d->md);
-  fputs("\n", d->md);
-}
-
-/* A row of n cells given as one string with cells separated by '\t'. */
-static void table_row(doc_t *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void table_row(doc_t *d, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  fputs("<tr>", d->html);
-  fputs("|", d->md);
-  char *save = NULL;
-  for (char *c = strtok_r(buf, "\t", &save); c != NULL;
-       c = strtok_r(NULL, "\t", &save)) {
-    fputs("<td>", d->html);
-    fputc(' ', d->md);
-    text(d, c);
-    fputs(" |", d->md);
-    fputs("</td>", d->html);
-  }
-  fputs("</tr>\n", d->html);
-  fputs("\n", d->md);
-}
-
-static void table_end(doc_t *d) {
-  fputs("</table>\n", d->html);
-  fputs("\n", d->md);
-}
-
-static void image(doc_t *d, const char *png, const char *alt, int drawn,
-                  const char *why) {
-  if (drawn) {
-    fprintf(d->md, "![%s](%s)\n\n", alt, png);
-    fprintf(d->html, "<p><img src=\"%s\" alt=\"%s\"></p>\n", png, alt);
-  } else {
-    para(d, "Chart `%s` (%s) was not drawn: %s.", png, alt, why);
-  }
-}
-
 /* ---- Charts ---------------------------------------------------------- */
 
 typedef struct charts {
@@ -816,9 +686,9 @@ static verdict_t verdict_of(const lms__replay_result_t *r, uint64_t mem_ns) {
 static const char *const kVerdictKey[] = {"in_memory", "link_bound",
                                           "schedule_bound"};
 
-static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
+static void write_verdict(lms__doc_t *d, FILE *js, const row_t *rows, size_t nr,
                           uint64_t mem_ns, const char *unit) {
-  heading(d, 2, "Verdict");
+  lms__doc_heading(d, 2, "Verdict");
   const row_t *best = NULL, *worst = NULL;
   for (size_t i = 0; i < nr; i++) {
     const row_t *r = &rows[i];
@@ -829,17 +699,17 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
   }
   fprintf(js, "\n \"verdict\": [");
   if (best == NULL) {
-    para(d, "No link ran the workload (see the table below).");
+    lms__doc_para(d, "No link ran the workload (see the table below).");
     fprintf(js, "],");
     return;
   }
   if (best != worst)
-    para(d, "Fastest over %s at %.2fx the in-memory time, slowest over %s "
+    lms__doc_para(d, "Fastest over %s at %.2fx the in-memory time, slowest over %s "
             "at %.2fx.",
          best->link.name, (double)best->lms.last.time_ns / (double)mem_ns,
          worst->link.name, (double)worst->lms.last.time_ns / (double)mem_ns);
   int first = 1;
-  list_open(d);
+  lms__doc_list_open(d);
   for (size_t i = 0; i < nr; i++) {
     const row_t *r = &rows[i];
     if (r->m != NULL || !r->ok) continue;
@@ -850,19 +720,19 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
                                  : 1.0;
     verdict_t v = verdict_of(x, mem_ns);
     if (v == V_MEMORY)
-      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time: the link "
+      lms__doc_item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time: the link "
               "costs next to nothing (GPU busy %.1f%%).",
            r->link.name, ms(x->last.time_ns), unit, xm,
            pct(x->last.compute_ns, x->last.time_ns));
     else if (v == V_LINK)
-      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+      lms__doc_item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
               "can take less than %.1f ms over this link at this capacity, "
               "and lms is within %.2fx of that: the link is the limit (a "
               "faster link or a larger GPU helps, a schedule cannot).",
            r->link.name, ms(x->last.time_ns), unit, xm,
            ms(x->lower.time_ns), xl);
     else
-      item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
+      lms__doc_item(d, "**%s**: %.1f ms per %s, %.2fx the in-memory time; no policy "
               "can take less than %.1f ms, and lms is at %.2fx of that: a "
               "better schedule could gain up to %.1f ms.",
            r->link.name, ms(x->last.time_ns), unit, xm,
@@ -873,7 +743,7 @@ static void write_verdict(doc_t *d, FILE *js, const row_t *rows, size_t nr,
             first ? "" : ",", r->link.name, xm, xl, kVerdictKey[v]);
     first = 0;
   }
-  list_close(d);
+  lms__doc_list_close(d);
   fprintf(js, "],");
 }
 
@@ -909,7 +779,7 @@ static double change(double now, double was) {
 }
 
 /* One row of the shared-link table, in Markdown and JSON. */
-static void shared_row(doc_t *d, FILE *js, const char *label, const char *key,
+static void shared_row(lms__doc_t *d, FILE *js, const char *label, const char *key,
                        const lms__shared_result_t *r) {
   const lms__replay_iter_t *a = &r->alone.last;
   double both_alone = both_ways((double)a->bytes_h2d, r->alone_h2d_gbps,
@@ -919,7 +789,7 @@ static void shared_row(doc_t *d, FILE *js, const char *label, const char *key,
   double busy_alone = pct(a->compute_ns, a->time_ns);
   double busy = r->iter_ns > 0 ? 100.0 * r->compute_ns / r->iter_ns : 0;
   double time = change(r->iter_ns, (double)a->time_ns);
-  table_row(d, "%s\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f (%+.0f%%)\t"
+  lms__doc_table_row(d, "%s\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f (%+.0f%%)\t"
                "%+.1f%%\t%+.1f%% (%.0f -> %.0f ms)\t%.1f%% -> %.1f%%",
             label, r->alone_h2d_gbps, r->h2d_gbps,
             change(r->h2d_gbps, r->alone_h2d_gbps), r->alone_d2h_gbps,
@@ -935,9 +805,9 @@ static void shared_row(doc_t *d, FILE *js, const char *label, const char *key,
 }
 
 /* The head of a U-Net comparison table and its published row. */
-static void unet_published_rows(doc_t *d, const char *const *head) {
-  table_head(d, 8, head);
-  table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
+static void unet_published_rows(lms__doc_t *d, const char *const *head) {
+  lms__doc_table_head(d, 8, head);
+  lms__doc_table_row(d, "published (TFLMS)\t%.0f s per epoch\t%.0f s per epoch\t"
                "%.2fx\t-\t%.1f%%\t%.1f%%\t-",
             UNET_X86_EPOCH_S, UNET_AC922_EPOCH_S,
             UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S, UNET_X86_BUSY,
@@ -948,15 +818,15 @@ static void unet_published_rows(doc_t *d, const char *const *head) {
  * predicted at the model's device speed and at the speed calibrated to
  * the x86 run's busy share, and two GPUs sharing a PCIe link.  Scales w's
  * compute (it is the report's last use of w). */
-static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
+static void unet_section(lms__doc_t *d, FILE *js, lms__workload_t *w,
                          const lms__opts_t *opts, const row_t *p3,
                          const row_t *n2, uint64_t capacity, int iters) {
   /* The shared-link model compares fixed iterations, as lms sim
    * --gpus-per-link does: three unless --iterations says otherwise. */
   if (iters == LMS__REPLAY_SETTLE) iters = LMS__REPLAY_SETTLE_MIN;
   double pub = UNET_X86_EPOCH_S / UNET_AC922_EPOCH_S;
-  heading(d, 2, "Against the published 3D U-Net figures");
-  para(d, "TensorFlow LMS, 3D U-Net at 192^3, one model per GPU: an "
+  lms__doc_heading(d, 2, "Against the published 3D U-Net figures");
+  lms__doc_para(d, "TensorFlow LMS, 3D U-Net at 192^3, one model per GPU: an "
            "epoch took %.0f s on x86 with PCIe Gen3 and %.0f s on the "
            "POWER9 AC922 with NVLink 2.0 (%.2fx); the GPU was busy %.1f %% "
            "of the time on x86 and %.1f %% on the AC922. Predicted: the "
@@ -984,7 +854,7 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
     const char *label = k == 0 ? "predicted, on-demand swapping (every "
                                  "tensor moved, no prefetch)"
                                : "predicted, lms (prefetch by schedule)";
-    table_row(d, "%s\t%.1f ms per iteration\t%.1f ms per iteration\t"
+    lms__doc_table_row(d, "%s\t%.1f ms per iteration\t%.1f ms per iteration\t"
                   "%.2fx\t%+.0f%%\t%.1f%%\t%.1f%%\t%+.1f / %+.1f",
               label, ms(x->last.time_ns), ms(y->last.time_ns), ratio,
               100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
@@ -993,8 +863,8 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
                 "%.4f, \"busy_x86\": %.2f, \"busy_ac922\": %.2f}",
             k == 0 ? "ondemand" : "lms", ratio, ratio / pub - 1.0, bx, by);
   }
-  table_end(d);
-  para(d, "TFLMS swapped every activation out in the forward pass and "
+  lms__doc_table_end(d);
+  lms__doc_para(d, "TFLMS swapped every activation out in the forward pass and "
            "brought it back ahead of its use in the backward pass; the "
            "on-demand row moves every tensor with no prefetch, the lms "
            "row prefetches by the learned schedule and keeps what fits. "
@@ -1012,7 +882,7 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
   } cal_t;
   cal_t *c = calloc(1, sizeof *c);
   if (c == NULL) {
-    para(d, "The calibrated comparison was skipped: no host memory.");
+    lms__doc_para(d, "The calibrated comparison was skipped: no host memory.");
     return;
   }
   lms__opts_t o;
@@ -1032,8 +902,8 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
     double ratio = (double)c->x86.last.time_ns / (double)c->ac922.last.time_ns;
     double bx = pct(c->x86.last.compute_ns, c->x86.last.time_ns);
     double by = pct(c->ac922.last.compute_ns, c->ac922.last.time_ns);
-    heading(d, 3, "Calibrated to the x86 profile");
-    para(d, "The rows above time compute by the workload's model of the "
+    lms__doc_heading(d, 3, "Calibrated to the x86 profile");
+    lms__doc_para(d, "The rows above time compute by the workload's model of the "
             "device (%.2f TFLOP/s). One published figure fixes it instead: "
             "on-demand swapping on pcie3 is busy %.1f %% of its time, as "
             "the x86 run was, when compute runs %.3gx as fast (%.2f TFLOP/s; "
@@ -1046,13 +916,13 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
          w->device_flops / c->cal.speedup / 1e12, UNET_X86_BUSY,
          c->cal.speedup, w->device_flops / 1e12, c->cal.runs);
     unet_published_rows(d, head);
-    table_row(d, "predicted, on-demand swapping, calibrated\t%.1f ms per "
+    lms__doc_table_row(d, "predicted, on-demand swapping, calibrated\t%.1f ms per "
                  "iteration\t%.1f ms per iteration\t%.2fx\t%+.0f%%\t"
                  "%.1f%% (fitted)\t%.1f%%\t%+.1f / %+.1f",
               ms(c->x86.last.time_ns), ms(c->ac922.last.time_ns), ratio,
               100.0 * (ratio / pub - 1.0), bx, by, bx - UNET_X86_BUSY,
               by - UNET_AC922_BUSY);
-    table_end(d);
+    lms__doc_table_end(d);
     fprintf(js, ",\n \"unet_calibrated\": {\"speedup\": %.6g, "
                 "\"device_flops\": %.6g, \"runs\": %d, \"ratio\": %.4f, "
                 "\"ratio_error\": %.4f, \"busy_x86\": %.2f, "
@@ -1060,15 +930,15 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
             c->cal.speedup, w->device_flops, c->cal.runs, ratio,
             ratio / pub - 1.0, bx, by);
   } else {
-    para(d, "The calibration to the x86 profile failed: %s.", c->why);
+    lms__doc_para(d, "The calibration to the x86 profile failed: %s.", c->why);
   }
 
-  heading(d, 3, "Two GPUs sharing one PCIe Gen3 link");
+  lms__doc_heading(d, 3, "Two GPUs sharing one PCIe Gen3 link");
   double pub_both_alone = both_ways(1, UNET_SHARE_H2D_ALONE, 1,
                                     UNET_SHARE_D2H_ALONE);
   double pub_both = both_ways(1, UNET_SHARE_H2D, 1, UNET_SHARE_D2H);
   double pub_time = change(UNET_SHARE_EPOCH_S, UNET_SHARE_EPOCH_ALONE_S);
-  para(d, "Published: with two GPUs behind each PCIe switch the copy "
+  lms__doc_para(d, "Published: with two GPUs behind each PCIe switch the copy "
           "throughput each GPU saw fell about 30 %% each way and an epoch "
           "took %.0f %% longer (8 GPUs, two per link, %.0f s; 4 GPUs, one "
           "per link, %.0f s). Predicted: `lms sim --gpus-per-link 2` on "
@@ -1080,8 +950,8 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
   static const char *const shead[] = {
       "", "host->GPU GB/s", "GPU->host GB/s", "copy throughput, both ways",
       "time per epoch / iteration", "GPU busy alone -> shared"};
-  table_head(d, 6, shead);
-  table_row(d, "published (TFLMS)\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f "
+  lms__doc_table_head(d, 6, shead);
+  lms__doc_table_row(d, "published (TFLMS)\t%.1f -> %.1f (%+.0f%%)\t%.1f -> %.1f "
                "(%+.0f%%)\t%+.1f%%\t%+.1f%% (%.0f -> %.0f s)\t%.1f%% -> "
                "%.1f%%",
             UNET_SHARE_H2D_ALONE, UNET_SHARE_H2D,
@@ -1104,10 +974,10 @@ static void unet_section(doc_t *d, FILE *js, lms__workload_t *w,
   if (c->shared_ok[1])
     shared_row(d, js, "predicted, on-demand, calibrated",
                "unet_shared_calibrated", &c->shared[1]);
-  table_end(d);
+  lms__doc_table_end(d);
   if (!c->shared_ok[0] || (cal_ok && !c->shared_ok[1]))
-    para(d, "A shared-link run failed: %s.", c->why);
-  para(d, "On-demand swapping writes back every tensor it gives up that was "
+    lms__doc_para(d, "A shared-link run failed: %s.", c->why);
+  lms__doc_para(d, "On-demand swapping writes back every tensor it gives up that was "
           "written (gradients included) and reads back only what a later "
           "layer needs, so it moves about twice the bytes out that it moves "
           "in: its device-to-host copies meet the other GPU's more often "
@@ -1131,7 +1001,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   row_t *rows = NULL;
   tline_t *tls = NULL;
   int ntl = 0;
-  doc_t d = {NULL, NULL};
+  lms__doc_t d = {NULL, NULL};
   FILE *js = NULL;
   lms__stats_file_t run_sf;
   if (parse_args(argc, argv, a) != 0) goto done;
@@ -1346,8 +1216,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   char title[160];
   snprintf(title, sizeof title, "%s: %s",
            a->compare ? "NVLink vs PCIe" : "lms report", w.name);
-  heading(&d, 1, title);
-  para(&d, "%u steps, %u chunks, %.2f GB of chunks, %.1f ms of compute per "
+  lms__doc_heading(&d, 1, title);
+  lms__doc_para(&d, "%u steps, %u chunks, %.2f GB of chunks, %.1f ms of compute per "
            "%s; a %.1f GiB GPU, policy `%s`, -lms %lld. In memory (a GPU "
            "holding everything): %.1f ms per %s.",
        w.nsteps, w.nchunks, gb(lms__wl_chunk_bytes(&w)),
@@ -1367,7 +1237,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     snprintf(span, sizeof span, "%s", whole_run
                  ? "the run's trace, once"
                  : "the workload, the last of the iterations measured");
-  para(&d, "Predicted figures are replays through the runtime on the "
+  lms__doc_para(&d, "Predicted figures are replays through the runtime on the "
            "simulated device (`lms sim` gives the same numbers) of %s; %s",
        span,
        have_run || a->nm > 0
@@ -1386,19 +1256,19 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   fprintf(js, "\n \"measured\": [");
   int first_js = 1;
   if (have_run || a->nm > 0) {
-    heading(&d, 2, "Measured and predicted");
+    lms__doc_heading(&d, 2, "Measured and predicted");
     static const char *const head[] = {
         "run", "link", "measured ms", "predicted ms", "error",
         "GPU busy meas.", "GPU busy pred.", "H2D GB meas.", "H2D GB pred.",
         "D2H GB meas.", "D2H GB pred.", "stall ms meas.", "stall ms pred."};
-    table_head(&d, 13, head);
+    lms__doc_table_head(&d, 13, head);
     for (size_t i = 0; i < nr; i++) {
       const row_t *r = &rows[i];
       if (r->m == NULL) continue;
       const lms_stats_t *s = &r->m->sf.st;
       uint64_t comp = lms__wl_compute_ns(&w);
       if (!r->ok) {
-        table_row(&d, "%s\t%s\t%.1f\tfailed: %.100s\t\t\t\t\t\t\t\t\t",
+        lms__doc_table_row(&d, "%s\t%s\t%.1f\tfailed: %.100s\t\t\t\t\t\t\t\t\t",
                   r->m->kind, r->link.name, ms(s->elapsed_ns), r->fail);
         continue;
       }
@@ -1420,7 +1290,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
         snprintf(stall, sizeof stall, "%.1f", ms((uint64_t)s->stall_ns.total));
         snprintf(jstall, sizeof jstall, "%lld", (long long)s->stall_ns.total);
       }
-      table_row(&d,
+      lms__doc_table_row(&d,
                 "%s (`%s`)\t%s\t%.1f\t%.1f\t%+.1f%%\t%.1f%%\t%.1f%%\t%s\t"
                 "%.2f\t%s\t%.2f\t%s\t%.1f",
                 r->m->kind, sf->path, r->link.name, ms(s->elapsed_ns),
@@ -1436,8 +1306,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       fputc('}', js);
       first_js = 0;
     }
-    table_end(&d);
-    para(&d, "error: predicted over measured, minus one. Measured GPU busy "
+    lms__doc_table_end(&d);
+    lms__doc_para(&d, "error: predicted over measured, minus one. Measured GPU busy "
              "is the trace's compute time over the %s's measured time%s.",
          unit, per_iteration ? "" : "; whole-run stats hold totals, so the "
                                     "run's setup counts in its time");
@@ -1447,7 +1317,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   /* Per link. */
   int any_measured = 0;
   for (size_t i = 0; i < nr; i++) any_measured |= rows[i].m != NULL;
-  heading(&d, 2, a->compare ? "Side by side: every link"
+  lms__doc_heading(&d, 2, a->compare ? "Side by side: every link"
                             : "Per link (predicted)");
   {
     char c_ms[40], c_od[40];
@@ -1458,7 +1328,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
                           "GPU busy", "H2D GB", "D2H GB", "stall ms", c_od,
                           "on-demand busy", "error"};
     /* The error column only where a measured run gives it one. */
-    table_head(&d, any_measured ? 14 : 13, head);
+    lms__doc_table_head(&d, any_measured ? 14 : 13, head);
   }
   first_js = 1;
   for (size_t i = 0; i < nr; i++) {
@@ -1470,7 +1340,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     else
       snprintf(src, sizeof src, "predicted");
     if (!r->ok) {
-      table_row(&d, "%s\t%.1f/%.1f\t%s\tfailed: %.120s\t\t\t\t\t\t\t\t\t%s",
+      lms__doc_table_row(&d, "%s\t%.1f/%.1f\t%s\tfailed: %.120s\t\t\t\t\t\t\t\t\t%s",
                 r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
                 r->fail, any_measured ? "\t" : "");
       continue;
@@ -1485,7 +1355,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       snprintf(errc, sizeof errc, "%+.1f%%",
                100.0 * ((double)l->time_ns / (double)r->m->sf.st.elapsed_ns -
                         1.0));
-    table_row(&d, "%s\t%.1f/%.1f\t%s\t%.1f\t%.2fx\t%.1f\t%.1f\t%.1f%%\t%.2f\t"
+    lms__doc_table_row(&d, "%s\t%.1f/%.1f\t%s\t%.1f\t%.2fx\t%.1f\t%.1f\t%.1f%%\t%.2f\t"
                   "%.2f\t%.1f\t%s\t%s%s%s",
               r->link.name, r->link.h2d_gbps, r->link.d2h_gbps, src,
               ms(l->time_ns), (double)l->time_ns / (double)mem.last.time_ns,
@@ -1506,8 +1376,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     fputc('}', js);
     first_js = 0;
   }
-  table_end(&d);
-  para(&d, "x in memory: time over the in-memory time; bound: max(compute, "
+  lms__doc_table_end(&d);
+  lms__doc_para(&d, "x in memory: time over the in-memory time; bound: max(compute, "
            "H2D bytes / rate, D2H bytes / rate), which no schedule of these "
            "copies beats; lower bound: the least time any policy can take "
            "at this capacity over this link (the fewest bytes and copies "
@@ -1515,8 +1385,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
            "is cut at one step, or its cycle at two or three); GPU busy: compute over the %s's time; on-demand: "
            "caffe-ibm's swapping (in when used, no prefetch) for contrast.",
        unit, unit);
-  image(&d, "links.png", "bytes and time per link", drawn_links, ch.why);
-  image(&d, "busy.png", "GPU busy per link", drawn_busy, ch.why);
+  lms__doc_image(&d, "links.png", "bytes and time per link", drawn_links, ch.why);
+  lms__doc_image(&d, "busy.png", "GPU busy per link", drawn_busy, ch.why);
   fprintf(js, "\n ],\n \"timelines\": [");
 
   /* The published U-Net comparison, for the built-in U-Net at 192^3. */
@@ -1530,8 +1400,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
 
   /* Timelines. */
   if (ntl > 0) {
-    heading(&d, 2, "Timeline");
-    para(&d, "The kernels of steps %u to %u of the measured %s and every "
+    lms__doc_heading(&d, 2, "Timeline");
+    lms__doc_para(&d, "The kernels of steps %u to %u of the measured %s and every "
              "copy beside them, as the simulated device recorded them "
              "(start and end of each piece of work read back from the "
              "device as it ran%s). Red on the compute row is the GPU "
@@ -1545,10 +1415,10 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     static const char *const head[] = {"link", "steps", "window ms",
                                        "GPU busy ms", "GPU waits ms",
                                        "GPU waits"};
-    table_head(&d, 6, head);
+    lms__doc_table_head(&d, 6, head);
     for (int i = 0; i < ntl; i++) {
       const tline_t *t = &tls[i];
-      table_row(&d, "%s\t%u-%u\t%.2f\t%.2f\t%.2f\t%.1f%%", t->link.name,
+      lms__doc_table_row(&d, "%s\t%u-%u\t%.2f\t%.2f\t%.2f\t%.1f%%", t->link.name,
                 t->first, t->first + t->count - 1, ms(t->t1 - t->t0),
                 ms(t->busy), ms(t->waiting), pct(t->waiting, t->t1 - t->t0));
       fprintf(js, "%s\n  {\"link\": \"%s\", \"first_step\": %u, "
@@ -1566,12 +1436,12 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
               (unsigned long long)t->r.last.bytes_h2d,
               (unsigned long long)t->r.last.bytes_d2h, t->link.name);
     }
-    table_end(&d);
-    image(&d, "timeline.png", "timeline of kernels and copies", drawn_tl,
+    lms__doc_table_end(&d);
+    lms__doc_image(&d, "timeline.png", "timeline of kernels and copies", drawn_tl,
           ch.why);
     static const char *const shead[] = {"step", "name", "kernel ms",
                                         "waited before it ms"};
-    table_head(&d, 4, shead);
+    lms__doc_table_head(&d, 4, shead);
     const tline_t *t = &tls[0];
     uint64_t prev = t->t0;
     for (size_t i = 0; i < t->tl.n; i++) {
@@ -1579,20 +1449,20 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
       if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
           s->step >= t->first + t->count)
         continue;
-      table_row(&d, "%u\t%s\t%.3f\t%.3f", s->step, w.steps[s->step].name,
+      lms__doc_table_row(&d, "%u\t%s\t%.3f\t%.3f", s->step, w.steps[s->step].name,
                 ms(s->end_ns - s->start_ns),
                 ms(s->start_ns > prev ? s->start_ns - prev : 0));
       if (s->end_ns > prev) prev = s->end_ns;
     }
-    table_end(&d);
+    lms__doc_table_end(&d);
   }
   fprintf(js, "\n ]");
 
   /* How much GPU it needs. */
   fprintf(js, ",\n \"limits\": [");
   if (nlimits > 0) {
-    heading(&d, 2, "How much GPU it needs");
-    para(&d, "The time per %s against the GPU limit, from just over its "
+    lms__doc_heading(&d, 2, "How much GPU it needs");
+    lms__doc_para(&d, "The time per %s against the GPU limit, from just over its "
              "largest step to 1.25x all of its chunks (room for them all "
              "beside the eighth the runtime keeps free), with the least time "
              "any policy can take at each limit (Note [How much GPU a "
@@ -1600,16 +1470,16 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     static const char *const lhead[] = {"link", "GPU limit GiB",
                                         "ms per iteration", "x in memory",
                                         "lower bound ms", "H2D GB", "D2H GB"};
-    table_head(&d, 7, lhead);
+    lms__doc_table_head(&d, 7, lhead);
     for (int k = 0; k < nlimits; k++) {
       for (int i = 0; i < limits[k].n; i++) {
         const lms__limit_point_t *p = &limits[k].points[i];
         double gib = (double)p->capacity / (double)(1ull << 30);
         if (!p->ok) {
-          table_row(&d, "%s\t%.2f\tdoes not run: %.100s\t\t\t\t",
+          lms__doc_table_row(&d, "%s\t%.2f\tdoes not run: %.100s\t\t\t\t",
                     limits[k].link, gib, p->why);
         } else {
-          table_row(&d, "%s\t%.2f\t%.1f\t%.2fx\t%.1f\t%.2f\t%.2f",
+          lms__doc_table_row(&d, "%s\t%.2f\t%.1f\t%.2fx\t%.1f\t%.2f\t%.2f",
                     limits[k].link, gib, ms(p->time_ns),
                     (double)p->time_ns / (double)mem.last.time_ns,
                     ms(p->lower_ns), gb(p->bytes_h2d), gb(p->bytes_d2h));
@@ -1625,8 +1495,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
           fprintf(js, "\"iteration_ns\": null, \"lower_bound_ns\": null}");
       }
     }
-    table_end(&d);
-    image(&d, "limits.png", "iteration time against the GPU limit",
+    lms__doc_table_end(&d);
+    lms__doc_image(&d, "limits.png", "iteration time against the GPU limit",
           drawn_limits, ch.why);
   }
   fprintf(js, "\n ]");
@@ -1635,14 +1505,14 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   fprintf(js, "\n}\n");
 
   /* Files and the charts' state. */
-  heading(&d, 2, "Files");
-  para(&d, "In `%s`: `report.md`, `report.html`, `report.json`; charts "
+  lms__doc_heading(&d, 2, "Files");
+  lms__doc_para(&d, "In `%s`: `report.md`, `report.html`, `report.json`; charts "
            "`timeline.png`, `links.png`, `busy.png`, each drawn by the "
            "gnuplot script of the same name (`.gp`, with its `.dat` data) "
            "-- redraw with `gnuplot NAME.gp` in this directory.",
        a->out);
   if (ch.skipped)
-    para(&d, "Note: charts were skipped: %s. The scripts and data are "
+    lms__doc_para(&d, "Note: charts were skipped: %s. The scripts and data are "
              "written; the tables above hold every figure.", ch.why);
   fputs("</body></html>\n", d.html);
   rc = 0;

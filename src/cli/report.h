@@ -42,6 +42,34 @@ lms_status_t lms__stats_file_write_iterations(const char *path,
                                               uint64_t iteration_ns,
                                               char *err);
 
+/* Note [The report's two documents]
+ * Every part of a report is written once, as Markdown and as HTML side by
+ * side, through these (reportdoc.c): text with `code` and **strong**
+ * spans (escaped for HTML), paragraphs, headings, bulleted lists, tables
+ * and images.  The JSON beside them is written by each part itself. */
+typedef struct lms__doc {
+  FILE *md, *html;
+} lms__doc_t;
+
+void lms__doc_text(lms__doc_t *d, const char *s);
+void lms__doc_para(lms__doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void lms__doc_heading(lms__doc_t *d, int level, const char *s);
+/* A bulleted list: list_open, an item each, list_close. */
+void lms__doc_list_open(lms__doc_t *d);
+void lms__doc_item(lms__doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void lms__doc_list_close(lms__doc_t *d);
+/* A table: its head of n cells, rows of n cells given as one string with
+ * cells separated by '\t', its end. */
+void lms__doc_table_head(lms__doc_t *d, int n, const char *const *cells);
+void lms__doc_table_row(lms__doc_t *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void lms__doc_table_end(lms__doc_t *d);
+/* A chart: shown if drawn, else a paragraph saying why not. */
+void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
+                    const char *why);
+
 /* Note [How much GPU a workload needs] (report_limits.c). */
 #define LMS__LIMIT_POINTS 8
 typedef struct lms__limit_point {
