@@ -247,5 +247,51 @@ grep -q "wrote demo-report/report.md" "$tmp/demo.out" || no "lms demo does not n
 [ -s "$tmp/demo-report/report.md" ] && [ -s "$tmp/demo-report/report.html" ] ||
   no "lms demo wrote no report"
 
+# 9. A job's ranks (Note [A report per rank]): two runs as ranks 0 and 1
+# of a launcher, each writing stats-%r.json; a row per rank that is its
+# file's, and the node's row the ranks' largest time and summed bytes.
+for r in 0 1; do
+  RANK=$r "$lms" sim googlenet --batch 1 --forward --links pcie3 \
+    --policies schedule --gpu-limit $((5 - r))GiB --stats "$tmp/stats-%r.json" \
+    >/dev/null 2>&1 || no "rank $r's run failed"
+done
+[ -s "$tmp/stats-0.json" ] && [ -s "$tmp/stats-1.json" ] || no "no stats per rank"
+"$lms" report --ranks "$tmp/stats-%r.json" --out "$tmp/ranks" >"$tmp/ranks.out" 2>&1 ||
+  no "lms report --ranks failed: $(cat "$tmp/ranks.out")"
+python3 - "$tmp" <<'PY' || no "the per-rank report is not the files'"
+import json, sys
+d = sys.argv[1]
+rows = json.load(open(d + "/ranks/report.json"))["rows"]
+assert [r["rank"] for r in rows] == ["0", "1", "node"], rows
+for r in (0, 1):
+    st = json.load(open(f"{d}/stats-{r}.json"))
+    assert rows[r]["elapsed_ns"] == st["elapsed_ns"], (r, rows[r])
+    assert rows[r]["bytes_h2d"] == st["bytes_h2d"]["total"], (r, rows[r])
+    assert rows[r]["pinned_peak"] == st["host_pinned"]["peak"], (r, rows[r])
+node = rows[2]
+assert node["elapsed_ns"] == max(rows[0]["elapsed_ns"], rows[1]["elapsed_ns"])
+for k in ("bytes_h2d", "bytes_d2h", "pinned_peak", "stall_ns"):
+    assert node[k] == rows[0][k] + rows[1][k], k
+assert rows[0]["bytes_h2d"] != rows[1]["bytes_h2d"], "the two runs differ"
+md = open(d + "/ranks/report.md").read()
+assert md.count("\n| ") == 4 and "| node |" in md, md
+print("ranks:", [(r["rank"], round(r["elapsed_ns"] / 1e6)) for r in rows])
+PY
+# The same files named in a list; a missing rank 0, files of a whole run
+# beside a measured iteration's, and --ranks with a workload are refused.
+"$lms" report --ranks "$tmp/stats-0.json,$tmp/stats-1.json" --out "$tmp/ranks2" \
+  >/dev/null 2>&1 || no "lms report --ranks LIST failed"
+cmp -s "$tmp/ranks/report.json" "$tmp/ranks2/report.json" || no "--ranks LIST differs"
+"$lms" report --ranks "$tmp/none-%r.json" --out "$tmp/r3" >"$tmp/r3.out" 2>&1
+[ $? -eq 2 ] && grep -q "none-0.json" "$tmp/r3.out" ||
+  no "a missing rank 0 not named (exit 2): $(cat "$tmp/r3.out")"
+"$lms" report --ranks "$tmp/stats-0.json,$res/googlenet-b10-train-lms8192-pcie3.stats.json" \
+  --out "$tmp/r4" >"$tmp/r4.out" 2>&1
+[ $? -eq 2 ] && grep -q "give files of one kind" "$tmp/r4.out" ||
+  no "mixed kinds accepted: $(cat "$tmp/r4.out")"
+"$lms" report googlenet --ranks "$tmp/stats-%r.json" >"$tmp/r5.out" 2>&1
+[ $? -eq 2 ] && grep -q -- "--ranks reads the stats files of a job's ranks alone" "$tmp/r5.out" ||
+  no "--ranks with a workload accepted: $(cat "$tmp/r5.out")"
+
 [ "$fail" -eq 0 ] && echo "ok"
 exit "$fail"

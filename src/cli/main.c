@@ -108,7 +108,11 @@ static const cmd_help_t g_help[] = {
      "timeline of\n"
      "            kernels and copies, bytes, time and GPU busy per link; "
      "measured vs\n"
-     "            predicted; --compare-links: NVLink vs PCIe side by side\n"},
+     "            predicted; --compare-links: NVLink vs PCIe side by side\n"
+     "  report --ranks STATS-%r.json|A.json,B.json,.. [--out DIR]\n"
+     "            a job's ranks' stats files in one table, a row per rank "
+     "and the\n"
+     "            node's, with the slowest rank against the fastest\n"},
     {"run",
      "  run [--stats] -- CMD ARGS\n"
      "            run an unmodified CUDA program under --gpu-limit "

@@ -5,6 +5,8 @@
  *   lms report --stats RUN.json --trace RUN.trace [--link L] [--out DIR]
  *   lms report --compare-links WORKLOAD|TRACE
  *              [--native LINK=STATS] [--emulated LINK=STATS]
+ *   lms report --ranks STATS-%r.json|A.json,B.json,.. [--out DIR]
+ *              (report_ranks.c)
  *
  * What it draws comes from runs, never from a formula: every predicted
  * number is a replay through the runtime on the simulated device (the same
@@ -63,6 +65,7 @@ typedef struct measured {
 
 typedef struct report_args {
   char input[LMS__PATH_MAX];
+  char ranks[LMS__PATH_MAX]; /* --ranks: report_ranks.c */
   char stats[LMS__PATH_MAX];
   char out[LMS__PATH_MAX];
   lms__wl_params_t params;
@@ -112,7 +115,7 @@ static const lms__cli_flag_t kReportFlags[] = {
     {"--compare-links", 0}, {"--native", 1}, {"--emulated", 1},
     {"--steps", 1},      {"--links", 1},    {"--batch", 1},
     {"--size", 1},       {"--train", 0},    {"--forward", 0},
-    {"--iterations", 1}, {"--device-tflops", 1},
+    {"--iterations", 1}, {"--device-tflops", 1}, {"--ranks", 1},
 };
 
 int lms__report_extract_args(int *argc, char **argv, char **out) {
@@ -205,6 +208,9 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
     } else if (strcmp(flag, "--trace") == 0) {
       if (lms__cli_path("report", "--trace", val, trace, sizeof trace))
         return -1;
+    } else if (strcmp(flag, "--ranks") == 0) {
+      if (lms__cli_path("report", "--ranks", val, a->ranks, sizeof a->ranks))
+        return -1;
     } else if (strcmp(flag, "--compare-links") == 0) {
       a->compare = 1;
     } else if (strcmp(flag, "--native") == 0 ||
@@ -274,6 +280,13 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
       return bad("unexpected argument '%s' (the input is '%s')", arg,
                  a->input);
     }
+  }
+  if (a->ranks[0] != '\0') {
+    if (a->input[0] != '\0' || trace[0] != '\0' || a->stats[0] != '\0' ||
+        a->nm > 0 || a->compare)
+      return bad("--ranks reads the stats files of a job's ranks alone; give "
+                 "a workload, --stats or --compare-links in another report");
+    return 0;
   }
   if (trace[0] != '\0') {
     if (a->input[0] != '\0')
@@ -1005,6 +1018,10 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   FILE *js = NULL;
   lms__stats_file_t run_sf;
   if (parse_args(argc, argv, a) != 0) goto done;
+  if (a->ranks[0] != '\0') {
+    rc = lms__report_ranks(a->ranks, a->out);
+    goto done;
+  }
   /* The replays write no stats or trace files of their own, whatever
    * LMS_STATS and LMS_TRACE say. */
   lms__opts_t *opts = &a->opts;

@@ -70,6 +70,10 @@ void lms__doc_table_end(lms__doc_t *d);
 void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
                     const char *why);
 
+/* `lms report --ranks PATTERN|LIST` (Note [A report per rank] in
+ * report_ranks.c): 0 done, 2 bad input, 1 a failure writing. */
+int lms__report_ranks(const char *spec, const char *out);
+
 /* Note [How much GPU a workload needs] (report_limits.c). */
 #define LMS__LIMIT_POINTS 8
 typedef struct lms__limit_point {
