@@ -1,7 +1,8 @@
 /* test_nodeledger.c - one pinned budget for the lms processes of a node
  * (Note [One host budget per node], src/alloc/nodeledger.c): processes
  * made with fork share it, a process killed holding bytes gives them back
- * to the next one that asks, the last one out removes the ledger, and
+ * to the next one that asks, one killed holding the ledger's lock leaves
+ * it usable, the last one out removes the ledger, and
  * through the API a second process past the budget gets a clean host
  * out-of-memory error while the first one's chunks keep their bytes.
  *
@@ -146,6 +147,46 @@ Test(nodeledger, a_killed_process_gives_its_bytes_back, .init = name_up,
   cr_assert(eq(u64, lms__node_ledger_total(l, &n), 80 * MIB));
   cr_assert(eq(int, n, 1));
   close(to);
+  lms__node_ledger_leave(l);
+}
+
+Test(nodeledger, a_process_killed_holding_the_lock_leaves_it_usable,
+     .init = name_up, .fini = name_down, .timeout = 60) {
+  /* A rank killed in the middle of an update, the lock held and its
+   * bytes booked: the next process to ask takes the abandoned lock, finds
+   * the dead rank's bytes free, and the ledger goes on working. */
+  char err[LMS__ERRBUF] = "";
+  lms__node_ledger_t *l = NULL;
+  cr_assert(eq(int, lms__node_ledger_join(NULL, 100 * MIB, &l, err), LMS_OK));
+  piped_t p;
+  pid_t child = fork_piped(&p);
+  if (child == 0) {
+    lms__node_ledger_t *c = NULL;
+    if (lms__node_ledger_join(NULL, 100 * MIB, &c, err) != LMS_OK) _exit(2);
+    if (lms__node_ledger_reserve(c, 70 * MIB, err) != LMS_OK) _exit(3);
+    lms__node_ledger_hold_for_test(c);
+    if (write(p.out, "x", 1) != 1) _exit(4);
+    for (;;) pause();
+  }
+  wait1(p.from_child);
+  cr_assert(eq(int, kill(child, SIGKILL), 0));
+  int status = 0;
+  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
+  int killed = WIFSIGNALED(status);
+  cr_assert(killed);
+  /* Had the lock not been recovered, this would block for ever (the test
+   * would time out) or fail. */
+  cr_assert(eq(int, lms__node_ledger_reserve(l, 90 * MIB, err), LMS_OK), "%s",
+            err);
+  int n = 0;
+  cr_assert(eq(u64, lms__node_ledger_total(l, &n), 90 * MIB));
+  cr_assert(eq(int, n, 1));
+  /* And again: the lock is whole, not merely taken once. */
+  lms__node_ledger_release(l, 90 * MIB);
+  cr_assert(eq(int, lms__node_ledger_reserve(l, 100 * MIB, err), LMS_OK));
+  cr_assert(eq(int, lms__node_ledger_reserve(l, 1, err), LMS_ERR_HOST_OOM));
+  close(p.to_child);
+  close(p.from_child);
   lms__node_ledger_leave(l);
 }
 

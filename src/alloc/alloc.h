@@ -156,6 +156,10 @@ uint64_t lms__node_ledger_total(lms__node_ledger_t *l, int *processes);
 /* Leaves, giving back this process's bytes; the last one out removes the
  * ledger.  NULL is ignored. */
 void lms__node_ledger_leave(lms__node_ledger_t *l);
+/* For tests: takes the ledger's lock and keeps it, as a process killed in
+ * the middle of an update leaves it (the next process to take it finds
+ * it abandoned and goes on: Note [One host budget per node]). */
+void lms__node_ledger_hold_for_test(lms__node_ledger_t *l);
 
 /* ---- Pinned host pool ------------------------------------------------- */
 
