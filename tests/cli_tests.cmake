@@ -13,6 +13,12 @@ add_test(NAME cli_report
   COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_report.sh $<TARGET_FILE:lms_cli>)
 set_tests_properties(cli_report PROPERTIES LABELS cpu TIMEOUT 300)
 
+# The documentation's simulator tables are this build's output.
+add_test(NAME docs_figures
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/docs_figures.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(docs_figures PROPERTIES LABELS cpu TIMEOUT 600
+  SKIP_RETURN_CODE 77)
+
 # report.html in headless Chromium: the charts load, the verdict reads as
 # a list, no Markdown shows; skipped (77, with why) without Chromium.
 add_test(NAME report_render
