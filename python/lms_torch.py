@@ -24,6 +24,7 @@ runs an unchanged script with lms as its allocator (options as for
 install(), or in LMS_CONF, below).
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -122,6 +123,58 @@ def install(**options):
                            f"CUDA tensor is made ({e})") from e
     _installed = alloc
     return alloc
+
+
+_pool_alloc = None
+
+
+def _mem_pool_api(torch):
+    """torch's MemPool and the context manager that routes allocations to
+    one, or None where this PyTorch has none (before 2.5)."""
+    cuda = torch.cuda
+    mem = getattr(cuda, "memory", None)
+    pool = getattr(cuda, "MemPool", None) or getattr(mem, "MemPool", None)
+    use = getattr(cuda, "use_mem_pool", None) or \
+        getattr(mem, "use_mem_pool", None)
+    if pool is None or use is None:
+        return None
+    return pool, use
+
+
+@contextlib.contextmanager
+def pool(**options):
+    """Routes the CUDA allocations this thread makes inside the block to
+    lms; the rest of the program keeps PyTorch's own allocator:
+
+        with lms_torch.pool(gpu_limit="8GiB"):
+            activations = big_model(x)      # may live past the GPU limit
+
+    Tensors made inside keep their memory after the block until they are
+    freed, which goes back through lms.  Keywords as install(); the
+    options take effect at the first load of the library, whichever of
+    pool() and install() comes first.  Needs torch.cuda.MemPool and
+    use_mem_pool (PyTorch 2.5 or newer): RuntimeError naming the version
+    otherwise, with install() as the way for the whole program.  Yields
+    the MemPool."""
+    global _pool_alloc
+    import torch
+    api = _mem_pool_api(torch)
+    if api is None:
+        raise RuntimeError(
+            "lms_torch.pool() needs torch.cuda.MemPool and use_mem_pool "
+            f"(PyTorch 2.5 or newer); this is PyTorch "
+            f"{getattr(torch, '__version__', 'unknown')}: use "
+            "lms_torch.install() to make lms the allocator of the whole "
+            "program")
+    mem_pool, use_mem_pool = api
+    path = options.pop("path", None) or find_library()
+    load(path, **options)
+    if _pool_alloc is None:
+        _pool_alloc = torch.cuda.memory.CUDAPluggableAllocator(
+            path, "lms_torch_malloc", "lms_torch_free")
+    mp = mem_pool(_pool_alloc.allocator())
+    with use_mem_pool(mp):
+        yield mp
 
 
 def stats():

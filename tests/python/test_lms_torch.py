@@ -20,6 +20,8 @@ STAND_IN = textwrap.dedent("""
     class Alloc:
         def __init__(self, path, m, f):
             calls.append(("alloc", path, m, f))
+        def allocator(self):
+            return ("raw", self)
     def change(a):
         calls.append(("change", a))
     cuda = types.SimpleNamespace(memory=types.SimpleNamespace(
@@ -96,6 +98,47 @@ CASES = {
             raise AssertionError("no error")
         assert lms_torch.option_env(lms_frac=0.5, lms_kb=None) == \\
             {"LMS_FRAC": "0.5"}
+    """,
+    "pool_needs_a_pytorch_with_mempool_and_says_so": """
+        torch.__version__ = "1.13.0"
+        try:
+            with lms_torch.pool(gpu_limit="8MiB"):
+                pass
+        except RuntimeError as e:
+            assert "PyTorch 2.5" in str(e) and "1.13.0" in str(e), e
+            assert "install()" in str(e), e
+        else:
+            raise AssertionError("no error")
+        assert calls == [], calls
+    """,
+    "pool_routes_the_blocks_allocations_to_lms_only": """
+        # PyTorch 2.5's MemPool and use_mem_pool, recorded.
+        import contextlib
+        class MemPool:
+            def __init__(self, raw):
+                calls.append(("pool", raw))
+        @contextlib.contextmanager
+        def use_mem_pool(p):
+            calls.append(("enter", p))
+            yield
+            calls.append(("exit", p))
+        torch.cuda.MemPool = MemPool
+        torch.cuda.use_mem_pool = use_mem_pool
+        import os
+        with lms_torch.pool(gpu_limit="64MiB") as mp:
+            assert [c[0] for c in calls] == ["alloc", "pool", "enter"], calls
+            assert calls[0] == ("alloc", os.environ["LMS_TORCH_LIB"],
+                                "lms_torch_malloc", "lms_torch_free"), calls
+            assert calls[1][1][0] == "raw" and calls[2] == ("enter", mp)
+        assert calls[-1] == ("exit", mp), calls
+        # The whole program's allocator was left alone; a second block
+        # takes a new pool over the same allocator; the options held.
+        assert not any(c[0] == "change" for c in calls), calls
+        with lms_torch.pool():
+            pass
+        assert [c[0] for c in calls].count("alloc") == 1, calls
+        assert [c[0] for c in calls].count("pool") == 2, calls
+        assert lms_torch.stats()["limit"] == 64 << 20
     """,
     "options_after_the_first_load_are_refused": """
         lms_torch.load(gpu_limit="8MiB")
