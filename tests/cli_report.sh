@@ -290,8 +290,48 @@ cmp -s "$tmp/ranks/report.json" "$tmp/ranks2/report.json" || no "--ranks LIST di
 [ $? -eq 2 ] && grep -q "give files of one kind" "$tmp/r4.out" ||
   no "mixed kinds accepted: $(cat "$tmp/r4.out")"
 "$lms" report googlenet --ranks "$tmp/stats-%r.json" >"$tmp/r5.out" 2>&1
-[ $? -eq 2 ] && grep -q -- "--ranks reads the stats files of a job's ranks alone" "$tmp/r5.out" ||
+[ $? -eq 2 ] && grep -q -- "--ranks makes a report of its own" "$tmp/r5.out" ||
   no "--ranks with a workload accepted: $(cat "$tmp/r5.out")"
+
+# 10. What lms bench link printed, charted (Note [A link report]): the
+# H100's second run, whose host-to-device swap figures were wrongly timed
+# (faster than the link), and a file made here with a known verdict.
+"$lms" report --bench-link "$res/run2-bench_link.txt" --out "$tmp/link" \
+  >"$tmp/link.out" 2>&1 || no "lms report --bench-link failed: $(cat "$tmp/link.out")"
+python3 - "$tmp/link" <<'PY' || no "the link report is not the file's"
+import json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/report.json"))
+rows = j["rows"]
+assert len(rows) == 8 and rows[0]["bytes"] == 65536 and rows[-1]["bytes"] == 1 << 30, rows
+assert rows[0]["h2d_plain"] == 10.19 and rows[5]["d2h_ratio"] == 0.998, rows
+md = open(d + "/report.md").read()
+assert "**host to device**: not measured: at 8 of the 8 sizes" in md, md
+assert "**device to host**: 0.997-1.001 of plain copies at 64 MiB and more (target 0.95: met)" in md, md
+dat = [l.split() for l in open(d + "/link.dat") if not l.startswith("#")]
+assert all(r[2] == "-" for r in dat) and dat[0][5] == "6.9200", dat
+print("link: h2d not measured, d2h", md.split("**device to host**: ")[1].split(" of")[0])
+PY
+if command -v gnuplot >/dev/null 2>&1 && [ -z "${LMS_GNUPLOT:-}" ]; then
+  png "$tmp/link/link.png" || no "link.png is not a PNG file"
+fi
+printf 'lms bench link: made up\n     chunk   h2d  lms ratio  d2h  lms ratio  both lms ratio\n' >"$tmp/mine.txt"
+printf '    16 MiB  50 40 0.800  50 48 0.960  90 90 1.000\n' >>"$tmp/mine.txt"
+printf '    64 MiB  50 49 0.980  50 45 0.900  90 90 1.000\n' >>"$tmp/mine.txt"
+printf '   256 MiB  50 49 0.980  50 49 0.980  90 90 1.000\n' >>"$tmp/mine.txt"
+"$lms" report --bench-link "$tmp/mine.txt" --out "$tmp/mine" >/dev/null 2>&1 ||
+  no "a made-up link file was refused"
+grep -q "host to device\*\*: 0.980-0.980 of plain copies at 64 MiB and more (target 0.95: met); the swap path keeps up from chunks of 64 MiB" "$tmp/mine/report.md" ||
+  no "h2d verdict: $(grep 'host to device' "$tmp/mine/report.md")"
+grep -q "device to host\*\*: 0.900-0.980 of plain copies at 64 MiB and more (target 0.95: not met); the swap path keeps up from chunks of 256 MiB" "$tmp/mine/report.md" ||
+  no "d2h verdict: $(grep 'device to host' "$tmp/mine/report.md")"
+printf '    64 KiB  1 2 3\n' >"$tmp/bad-link.txt"
+"$lms" report --bench-link "$tmp/bad-link.txt" --out "$tmp/bl" >"$tmp/bl.out" 2>&1
+[ $? -eq 2 ] && grep -q "bad-link.txt:1 is not a row of" "$tmp/bl.out" ||
+  no "a bad row not named (exit 2): $(cat "$tmp/bl.out")"
+: >"$tmp/empty-link.txt"
+"$lms" report --bench-link "$tmp/empty-link.txt" --out "$tmp/el" >"$tmp/el.out" 2>&1
+[ $? -eq 2 ] && grep -q "holds no row" "$tmp/el.out" || no "an empty file: $(cat "$tmp/el.out")"
 
 [ "$fail" -eq 0 ] && echo "ok"
 exit "$fail"

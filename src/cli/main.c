@@ -112,7 +112,11 @@ static const cmd_help_t g_help[] = {
      "  report --ranks STATS-%r.json|A.json,B.json,.. [--out DIR]\n"
      "            a job's ranks' stats files in one table, a row per rank "
      "and the\n"
-     "            node's, with the slowest rank against the fastest\n"},
+     "            node's, with the slowest rank against the fastest\n"
+     "  report --bench-link FILE [--out DIR]\n"
+     "            what `lms bench link` printed (saved to FILE): GB/s "
+     "against chunk\n"
+     "            size, plain copies against the swap path, and a verdict\n"},
     {"run",
      "  run [--stats] -- CMD ARGS\n"
      "            run an unmodified CUDA program under --gpu-limit "

@@ -7,6 +7,7 @@
  *              [--native LINK=STATS] [--emulated LINK=STATS]
  *   lms report --ranks STATS-%r.json|A.json,B.json,.. [--out DIR]
  *              (report_ranks.c)
+ *   lms report --bench-link FILE [--out DIR]   (report_link.c)
  *
  * What it draws comes from runs, never from a formula: every predicted
  * number is a replay through the runtime on the simulated device (the same
@@ -66,6 +67,7 @@ typedef struct measured {
 typedef struct report_args {
   char input[LMS__PATH_MAX];
   char ranks[LMS__PATH_MAX]; /* --ranks: report_ranks.c */
+  char link_file[LMS__PATH_MAX]; /* --bench-link: report_link.c */
   char stats[LMS__PATH_MAX];
   char out[LMS__PATH_MAX];
   lms__wl_params_t params;
@@ -116,6 +118,7 @@ static const lms__cli_flag_t kReportFlags[] = {
     {"--steps", 1},      {"--links", 1},    {"--batch", 1},
     {"--size", 1},       {"--train", 0},    {"--forward", 0},
     {"--iterations", 1}, {"--device-tflops", 1}, {"--ranks", 1},
+    {"--bench-link", 1},
 };
 
 int lms__report_extract_args(int *argc, char **argv, char **out) {
@@ -208,6 +211,10 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
     } else if (strcmp(flag, "--trace") == 0) {
       if (lms__cli_path("report", "--trace", val, trace, sizeof trace))
         return -1;
+    } else if (strcmp(flag, "--bench-link") == 0) {
+      if (lms__cli_path("report", "--bench-link", val, a->link_file,
+                        sizeof a->link_file))
+        return -1;
     } else if (strcmp(flag, "--ranks") == 0) {
       if (lms__cli_path("report", "--ranks", val, a->ranks, sizeof a->ranks))
         return -1;
@@ -281,11 +288,14 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
                  a->input);
     }
   }
-  if (a->ranks[0] != '\0') {
+  if (a->ranks[0] != '\0' || a->link_file[0] != '\0') {
+    const char *which = a->ranks[0] != '\0' ? "--ranks" : "--bench-link";
     if (a->input[0] != '\0' || trace[0] != '\0' || a->stats[0] != '\0' ||
-        a->nm > 0 || a->compare)
-      return bad("--ranks reads the stats files of a job's ranks alone; give "
-                 "a workload, --stats or --compare-links in another report");
+        a->nm > 0 || a->compare ||
+        (a->ranks[0] != '\0' && a->link_file[0] != '\0'))
+      return bad("%s makes a report of its own; give a workload, --stats, "
+                 "--compare-links, --ranks or --bench-link in another",
+                 which);
     return 0;
   }
   if (trace[0] != '\0') {
@@ -1020,6 +1030,10 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   if (parse_args(argc, argv, a) != 0) goto done;
   if (a->ranks[0] != '\0') {
     rc = lms__report_ranks(a->ranks, a->out);
+    goto done;
+  }
+  if (a->link_file[0] != '\0') {
+    rc = lms__report_link(a->link_file, a->out);
     goto done;
   }
   /* The replays write no stats or trace files of their own, whatever

@@ -73,6 +73,9 @@ void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
 /* `lms report --ranks PATTERN|LIST` (Note [A report per rank] in
  * report_ranks.c): 0 done, 2 bad input, 1 a failure writing. */
 int lms__report_ranks(const char *spec, const char *out);
+/* `lms report --bench-link FILE` (Note [A link report] in report_link.c):
+ * 0 done, 2 bad input, 1 a failure writing. */
+int lms__report_link(const char *file, const char *out);
 
 /* Note [How much GPU a workload needs] (report_limits.c). */
 #define LMS__LIMIT_POINTS 8
