@@ -32,6 +32,7 @@
 
 #include "cli/plot.h"
 #include "cli/report.h"
+#include "cli/report_parts.h"
 #include "replay/shared.h"
 #include "replay/timeline.h"
 
@@ -58,12 +59,6 @@
 #define UNET_SHARE_EPOCH_ALONE_S 1506.0
 #define UNET_SHARE_EPOCH_S 2076.0
 
-typedef struct measured {
-  char kind[16]; /* "native", "emulated" */
-  lms__link_t link;
-  lms__stats_file_t sf;
-} measured_t;
-
 typedef struct report_args {
   char input[LMS__PATH_MAX];
   char ranks[LMS__PATH_MAX]; /* --ranks: report_ranks.c */
@@ -73,7 +68,7 @@ typedef struct report_args {
   lms__wl_params_t params;
   int iterations;
   int compare;
-  measured_t m[MAX_MEASURED];
+  lms__report_measured_t m[MAX_MEASURED];
   int nm;
   int steps_given;
   uint32_t step_first, step_count;
@@ -81,34 +76,6 @@ typedef struct report_args {
   size_t nlinks;
   lms__opts_t opts;
 } report_args_t;
-
-/* One row of the per-link table: a prediction for a link, maybe with a
- * measurement beside it. */
-typedef struct row {
-  lms__link_t link;
-  const measured_t *m;   /* NULL: predicted only */
-  int ok, od_ok;
-  lms__replay_result_t lms, od; /* the options' policy; on-demand */
-  char fail[LMS__ERRBUF];
-} row_t;
-
-/* A timeline and the window of steps it shows. */
-typedef struct tline {
-  lms__timeline_t tl;
-  lms__link_t link;
-  lms__replay_result_t r;
-  int ok;
-  uint32_t first, count;    /* steps shown */
-  uint64_t t0, t1;          /* the window on the device clock */
-  uint64_t busy, waiting;   /* compute busy and idle in the window */
-  char fail[LMS__ERRBUF];
-} tline_t;
-
-static double ms(uint64_t ns) { return (double)ns / 1e6; }
-static double gb(uint64_t b) { return (double)b / 1e9; }
-static double pct(uint64_t a, uint64_t b) {
-  return b ? 100.0 * (double)a / (double)b : 0.0;
-}
 
 /* ---- Arguments ------------------------------------------------------ */
 
@@ -151,7 +118,7 @@ static int parse_long(const char *flag, const char *text, long lo, long hi,
 
 /* LINK=STATS: a link as --link takes it, and the stats file of a real run
  * over it. */
-static int parse_measured(const char *flag, const char *val, measured_t *m) {
+static int parse_measured(const char *flag, const char *val, lms__report_measured_t *m) {
   const char *eq = strchr(val, '=');
   if (eq == NULL || eq == val || eq[1] == '\0')
     return bad("%s: '%s' should be LINK=STATS, e.g. nvlink2=run.json: the "
@@ -373,7 +340,7 @@ static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
 
 /* The window of steps to draw: the given one, or the `count` consecutive
  * steps of the measured iteration in which compute waited longest. */
-static void pick_window(tline_t *t, uint32_t nsteps, int given,
+static void pick_window(lms__report_tline_t *t, uint32_t nsteps, int given,
                         uint32_t first, uint32_t count) {
   uint64_t *start = calloc(nsteps, sizeof *start);
   uint64_t *end = calloc(nsteps, sizeof *end);
@@ -418,268 +385,6 @@ out:
   free(gap);
 }
 
-/* ---- Charts ---------------------------------------------------------- */
-
-typedef struct charts {
-  lms__plot_t plot;
-  const char *dir;
-  int skipped;
-  char why[640];
-} charts_t;
-
-static FILE *open_in(const char *dir, const char *name, char *err) {
-  char path[LMS__PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL)
-    lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-  return f;
-}
-
-/* Draws script into png; returns 1 if the PNG is there. */
-static int draw(charts_t *c, const char *script, const char *png) {
-  char why[640];
-  if (lms__plot_run(&c->plot, c->dir, script, png, why, sizeof why) == 0)
-    return 1;
-  if (!c->skipped) snprintf(c->why, sizeof c->why, "%s", why);
-  c->skipped = 1;
-  return 0;
-}
-
-static const char kStyle[] =
-    "set terminal pngcairo size 1100,%d font 'sans,10' noenhanced\n"
-    "set output '%s'\n"
-    "set style fill solid 0.85 border -1\n"
-    "set grid ytics lc rgb '#dddddd'\n";
-
-/* The data of one timeline: index 0 kernels, 1 copies in, 2 copies out,
- * 3 compute waiting; x in ms from the window's start. */
-static void timeline_data(FILE *f, const tline_t *t,
-                          const lms__workload_t *w) {
-  static const double rows[3] = {2, 1, 0};
-  fprintf(f, "# %s on %s: steps %u to %u; x_ms y half_width_ms half_height "
-             "label\n", w->name, t->link.name, t->first,
-          t->first + t->count - 1);
-  uint64_t span = t->t1 > t->t0 ? t->t1 - t->t0 : 1;
-  for (int e = 0; e < 3; e++) {
-    fprintf(f, "# %s\n", e == 0 ? "kernels" : e == 1 ? "copies host to device"
-                                                     : "copies device to host");
-    int any = 0;
-    for (size_t i = 0; i < t->tl.n; i++) {
-      const lms__tl_span_t *s = &t->tl.spans[i];
-      if (s->engine != e) continue;
-      uint64_t a = s->start_ns, b = s->end_ns;
-      if (e == LMS__TL_COMPUTE &&
-          (s->step < t->first || s->step >= t->first + t->count))
-        continue;
-      if (b <= t->t0 || a >= t->t1) continue;
-      if (a < t->t0) a = t->t0;
-      if (b > t->t1) b = t->t1;
-      double x0 = ms(a - t->t0), x1 = ms(b - t->t0);
-      char label[16] = "";
-      if (e == LMS__TL_COMPUTE && (double)(b - a) > 0.04 * (double)span)
-        snprintf(label, sizeof label, "%u", s->step);
-      fprintf(f, "%.6f %g %.6f 0.3 \"%s\"\n", (x0 + x1) / 2, rows[e],
-              (x1 - x0) / 2, label);
-      any = 1;
-    }
-    /* gnuplot skips an empty block with a warning; a zero-width box far
-     * left keeps every block present and silent. */
-    if (!any) fprintf(f, "-1 %g 0 0 \"\"\n", rows[e]);
-    fprintf(f, "\n\n");
-  }
-  fprintf(f, "# compute waiting\n");
-  int any = 0;
-  uint64_t prev = t->t0;
-  for (size_t i = 0; i < t->tl.n; i++) {
-    const lms__tl_span_t *s = &t->tl.spans[i];
-    if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
-        s->step >= t->first + t->count)
-      continue;
-    if (s->start_ns > prev) {
-      double x0 = ms(prev - t->t0), x1 = ms(s->start_ns - t->t0);
-      fprintf(f, "%.6f 2 %.6f 0.3 \"\"\n", (x0 + x1) / 2, (x1 - x0) / 2);
-      any = 1;
-    }
-    if (s->end_ns > prev) prev = s->end_ns;
-  }
-  if (!any) fprintf(f, "-1 2 0 0 \"\"\n");
-}
-
-static void timeline_plot(FILE *g, const char *dat, const tline_t *t,
-                          double xmax, int key) {
-  fprintf(g,
-          "set title \"%s link (%.1f/%.1f GB/s): steps %u-%u, the GPU waits "
-          "%.1f of %.1f ms (%.0f%%)\"\n",
-          t->link.name, t->link.h2d_gbps, t->link.d2h_gbps, t->first,
-          t->first + t->count - 1, ms(t->waiting), ms(t->t1 - t->t0),
-          pct(t->waiting, t->t1 - t->t0));
-  fprintf(g, "set xrange [0:%.6f]\n", xmax);
-  fprintf(g, "%s\n", key ? "set key at screen 0.5, screen 0.01 center "
-                               "bottom horizontal\nset bmargin 6"
-                         : "unset key\nset bmargin 3");
-  fprintf(g,
-          "plot '%s' index 0 using 1:2:3:4 with boxxyerror lc rgb '#2e7d32' "
-          "title 'kernel (label: step)', \\\n"
-          "     '' index 3 using 1:2:3:4 with boxxyerror lc rgb '#e53935' "
-          "title 'GPU waiting for data', \\\n"
-          "     '' index 1 using 1:2:3:4 with boxxyerror lc rgb '#1e88e5' "
-          "title 'copy host to device', \\\n"
-          "     '' index 2 using 1:2:3:4 with boxxyerror lc rgb '#fb8c00' "
-          "title 'copy device to host', \\\n"
-          "     '' index 0 using 1:(2.5):5 with labels font ',8' notitle\n",
-          dat);
-}
-
-/* timeline.gp: one panel per recorded link, the same steps in each. */
-static int write_timeline(charts_t *c, tline_t *t, int n,
-                          const lms__workload_t *w, char *err) {
-  double xmax = 0;
-  for (int i = 0; i < n; i++) {
-    char name[64];
-    snprintf(name, sizeof name, "timeline-%s.dat", t[i].link.name);
-    FILE *f = open_in(c->dir, name, err);
-    if (f == NULL) return -1;
-    timeline_data(f, &t[i], w);
-    if (fclose(f) != 0) {
-      lms__errf(err, "writing '%s/%s' failed", c->dir, name);
-      return -1;
-    }
-    if (ms(t[i].t1 - t[i].t0) > xmax) xmax = ms(t[i].t1 - t[i].t0);
-    /* The whole iteration, for Perfetto and chrome://tracing. */
-    snprintf(name, sizeof name, "timeline-%s.json", t[i].link.name);
-    f = open_in(c->dir, name, err);
-    if (f == NULL) return -1;
-    int bad = lms__report_trace_json(f, &t[i].tl, w, t[i].link.name);
-    if (fclose(f) != 0 || bad) {
-      lms__errf(err, "writing '%s/%s' failed", c->dir, name);
-      return -1;
-    }
-  }
-  FILE *g = open_in(c->dir, "timeline.gp", err);
-  if (g == NULL) return -1;
-  fprintf(g, "# The kernels and copies of a few steps, as the simulated "
-             "device recorded them.\n# Redraw: gnuplot timeline.gp\n");
-  fprintf(g, kStyle, 120 + 300 * n, "timeline.png");
-  fprintf(g, "set xlabel 'time from the start of the window (ms)'\n"
-             "set ytics ('compute' 2, 'host to device' 1, 'device to host' 0)\n"
-             "set yrange [-0.6:2.8]\nset grid xtics\n");
-  fprintf(g, "set multiplot layout %d,1 title \"%s: kernels and copies\"\n", n,
-          w->name);
-  for (int i = 0; i < n; i++) {
-    char name[64];
-    snprintf(name, sizeof name, "timeline-%s.dat", t[i].link.name);
-    timeline_plot(g, name, &t[i], xmax * 1.01, i == n - 1);
-  }
-  fprintf(g, "unset multiplot\n");
-  if (fclose(g) != 0) {
-    lms__errf(err, "writing '%s/timeline.gp' failed", c->dir);
-    return -1;
-  }
-  return 0;
-}
-
-/* links.dat, links.gp (bytes and time per link) and busy.gp. */
-static int write_link_charts(charts_t *c, const row_t *rows, size_t n,
-                             const char *unit, const char *policy, const lms__workload_t *w,
-                             uint64_t inmem_ns, char *err) {
-  FILE *f = open_in(c->dir, "links.dat", err);
-  if (f == NULL) return -1;
-  fprintf(f, "# link h2d_gb d2h_gb lms_ms ondemand_ms in_memory_ms "
-             "lms_busy_pct ondemand_busy_pct measured_ms measured_busy_pct\n");
-  for (size_t i = 0; i < n; i++) {
-    const row_t *r = &rows[i];
-    if (!r->ok) continue;
-    char label[64];
-    if (r->m != NULL)
-      snprintf(label, sizeof label, "%s (%s)", r->link.name, r->m->kind);
-    else
-      snprintf(label, sizeof label, "%s", r->link.name);
-    fprintf(f, "\"%s\" %.4f %.4f %.3f ", label, gb(r->lms.last.bytes_h2d),
-            gb(r->lms.last.bytes_d2h), ms(r->lms.last.time_ns));
-    if (r->od_ok)
-      fprintf(f, "%.3f ", ms(r->od.last.time_ns));
-    else
-      fprintf(f, "- ");
-    fprintf(f, "%.3f %.2f ", ms(inmem_ns),
-            pct(r->lms.last.compute_ns, r->lms.last.time_ns));
-    if (r->od_ok)
-      fprintf(f, "%.2f ", pct(r->od.last.compute_ns, r->od.last.time_ns));
-    else
-      fprintf(f, "- ");
-    if (r->m != NULL)
-      fprintf(f, "%.3f %.2f\n", ms(r->m->sf.st.elapsed_ns),
-              pct(lms__wl_compute_ns(w), r->m->sf.st.elapsed_ns));
-    else
-      fprintf(f, "- -\n");
-  }
-  if (fclose(f) != 0) {
-    lms__errf(err, "writing '%s/links.dat' failed", c->dir);
-    return -1;
-  }
-  int measured = 0;
-  for (size_t i = 0; i < n; i++) measured |= rows[i].m != NULL;
-  FILE *g = open_in(c->dir, "links.gp", err);
-  if (g == NULL) return -1;
-  fprintf(g, "# Bytes moved and time per link.  Redraw: gnuplot links.gp\n");
-  fprintf(g, kStyle, 500, "links.png");
-  fprintf(g,
-          "set datafile missing '-'\n"
-          "set style data histograms\n"
-          "set style histogram clustered gap 1\n"
-          "set xtics rotate by -30 nomirror\n"
-          "set key outside bottom center horizontal maxrows 2\n"
-          "set multiplot layout 1,2 title \"%s\"\n"
-          "set title 'bytes over the link per %s'\n"
-          "set ylabel 'GB (10^9 bytes)'\nset yrange [0:*]\n"
-          "plot 'links.dat' using 2:xtic(1) title 'host to device' lc rgb "
-          "'#1e88e5', '' using 3 title 'device to host' lc rgb '#fb8c00'\n"
-          "set title 'time per %s'\nset ylabel 'ms'\n"
-          "set key outside bottom center horizontal maxrows 2\n"
-          "plot 'links.dat' using 4:xtic(1) title 'lms (predicted)' lc rgb "
-          "'#2e7d32', '' using 5 title 'on-demand swapping (predicted)' lc "
-          "rgb '#9e9e9e', '' using 6 title 'in memory' lc rgb '#6a1b9a'%s\n"
-          "unset multiplot\n",
-          w->name, unit, unit,
-          measured ? ", '' using 9 title 'measured' lc rgb '#000000'" : "");
-  if (fclose(g) != 0) {
-    lms__errf(err, "writing '%s/links.gp' failed", c->dir);
-    return -1;
-  }
-  g = open_in(c->dir, "busy.gp", err);
-  if (g == NULL) return -1;
-  fprintf(g, "# GPU busy per link.  Redraw: gnuplot busy.gp\n");
-  fprintf(g, kStyle, 420, "busy.png");
-  fprintf(g,
-          "set datafile missing '-'\n"
-          "set style data histograms\n"
-          "set style histogram clustered gap 1\n"
-          "set xtics rotate by -30 nomirror\n"
-          "set key outside bottom center horizontal\n"
-          "set title \"%s: GPU busy (compute time over the %s's time)\"\n"
-          "set ylabel 'GPU busy (%%)'\nset yrange [0:105]\n"
-          "plot 'links.dat' using 7:xtic(1) title 'lms (%s, predicted)' lc "
-          "rgb '#2e7d32', "
-          "'' using 8 title 'on-demand swapping (predicted)' lc rgb '#9e9e9e', "
-          "%s"
-          "'' using ($0-%s):7:(sprintf('%%.0f', $7)) with labels offset "
-          "0,0.7 font ',8' notitle, "
-          "'' using ($0%s):8:(sprintf('%%.0f', $8)) with labels offset "
-          "0,0.7 font ',8' notitle%s\n",
-          w->name, unit, policy,
-          measured ? "'' using 10 title 'measured' lc rgb '#000000', " : "",
-          /* Bar centres: two bars of width 1/3, or three of width 1/4. */
-          measured ? "0.25" : "0.17", measured ? "" : "+0.17",
-          measured ? ", '' using ($0+0.25):10:(sprintf('%.0f', $10)) with "
-                     "labels offset 0,0.7 font ',8' notitle"
-                   : "");
-  if (fclose(g) != 0) {
-    lms__errf(err, "writing '%s/busy.gp' failed", c->dir);
-    return -1;
-  }
-  return 0;
-}
-
 /* ---- The report ------------------------------------------------------ */
 
 /* Note [A report's verdict]
@@ -709,12 +414,12 @@ static verdict_t verdict_of(const lms__replay_result_t *r, uint64_t mem_ns) {
 static const char *const kVerdictKey[] = {"in_memory", "link_bound",
                                           "schedule_bound"};
 
-static void write_verdict(lms__doc_t *d, FILE *js, const row_t *rows, size_t nr,
+static void write_verdict(lms__doc_t *d, FILE *js, const lms__report_row_t *rows, size_t nr,
                           uint64_t mem_ns, const char *unit) {
   lms__doc_heading(d, 2, "Verdict");
-  const row_t *best = NULL, *worst = NULL;
+  const lms__report_row_t *best = NULL, *worst = NULL;
   for (size_t i = 0; i < nr; i++) {
-    const row_t *r = &rows[i];
+    const lms__report_row_t *r = &rows[i];
     if (r->m != NULL || !r->ok) continue;
     if (best == NULL || r->lms.last.time_ns < best->lms.last.time_ns) best = r;
     if (worst == NULL || r->lms.last.time_ns > worst->lms.last.time_ns)
@@ -734,7 +439,7 @@ static void write_verdict(lms__doc_t *d, FILE *js, const row_t *rows, size_t nr,
   int first = 1;
   lms__doc_list_open(d);
   for (size_t i = 0; i < nr; i++) {
-    const row_t *r = &rows[i];
+    const lms__report_row_t *r = &rows[i];
     if (r->m != NULL || !r->ok) continue;
     const lms__replay_result_t *x = &r->lms;
     double xm = (double)x->last.time_ns / (double)mem_ns;
@@ -842,8 +547,8 @@ static void unet_published_rows(lms__doc_t *d, const char *const *head) {
  * the x86 run's busy share, and two GPUs sharing a PCIe link.  Scales w's
  * compute (it is the report's last use of w). */
 static void unet_section(lms__doc_t *d, FILE *js, lms__workload_t *w,
-                         const lms__opts_t *opts, const row_t *p3,
-                         const row_t *n2, uint64_t capacity, int iters) {
+                         const lms__opts_t *opts, const lms__report_row_t *p3,
+                         const lms__report_row_t *n2, uint64_t capacity, int iters) {
   /* The shared-link model compares fixed iterations, as lms sim
    * --gpus-per-link does: three unless --iterations says otherwise. */
   if (iters == LMS__REPLAY_SETTLE) iters = LMS__REPLAY_SETTLE_MIN;
@@ -1021,8 +726,8 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   char err[LMS__ERRBUF] = "";
   lms__workload_t w;
   lms__wl_init(&w, NULL);
-  row_t *rows = NULL;
-  tline_t *tls = NULL;
+  lms__report_row_t *rows = NULL;
+  lms__report_tline_t *tls = NULL;
   int ntl = 0;
   lms__doc_t d = {NULL, NULL};
   FILE *js = NULL;
@@ -1121,7 +826,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     fprintf(stderr, "lms report: out of memory\n");
     goto done;
   }
-  measured_t run_m;
+  lms__report_measured_t run_m;
   memset(&run_m, 0, sizeof run_m);
   size_t nr = 0;
   if (have_run) {
@@ -1143,7 +848,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     goto done;
   }
   for (size_t i = 0; i < nr; i++) {
-    row_t *r = &rows[i];
+    lms__report_row_t *r = &rows[i];
     r->ok = run(&w, opts, &r->link, capacity, policy, iters, NULL, &r->lms,
                 r->fail) == LMS_OK;
     char e2[LMS__ERRBUF];
@@ -1175,7 +880,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
                                                                 : &a->links[0];
     }
     for (int i = 0; i < 2 && pick[i] != NULL; i++) {
-      tline_t *t = &tls[ntl++];
+      lms__report_tline_t *t = &tls[ntl++];
       lms__tl_init(&t->tl);
       t->link = *pick[i];
       if (run(&w, opts, pick[i], capacity, policy, iters, &t->tl, &t->r,
@@ -1212,7 +917,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   }
 
   /* Files. */
-  charts_t ch;
+  lms__report_charts_t ch;
   memset(&ch, 0, sizeof ch);
   ch.dir = a->out;
   lms__plot_find(&ch.plot);
@@ -1221,19 +926,19 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     fprintf(stderr, "lms report: %s\n", err);
     goto done;
   }
-  int drawn_limits = nlimits > 0 && draw(&ch, "limits.gp", "limits.png");
-  if ((ntl > 0 && write_timeline(&ch, tls, ntl, &w, err) != 0) ||
-      write_link_charts(&ch, rows, nr, unit, policy_name(policy), &w, mem.last.time_ns, err) != 0) {
+  int drawn_limits = nlimits > 0 && lms__report_draw(&ch, "limits.gp", "limits.png");
+  if ((ntl > 0 && lms__report_timeline_chart(&ch, tls, ntl, &w, err) != 0) ||
+      lms__report_link_charts(&ch, rows, nr, unit, policy_name(policy), &w, mem.last.time_ns, err) != 0) {
     fprintf(stderr, "lms report: %s\n", err);
     goto done;
   }
-  int drawn_tl = ntl > 0 && draw(&ch, "timeline.gp", "timeline.png");
-  int drawn_links = draw(&ch, "links.gp", "links.png");
-  int drawn_busy = draw(&ch, "busy.gp", "busy.png");
+  int drawn_tl = ntl > 0 && lms__report_draw(&ch, "timeline.gp", "timeline.png");
+  int drawn_links = lms__report_draw(&ch, "links.gp", "links.png");
+  int drawn_busy = lms__report_draw(&ch, "busy.gp", "busy.png");
 
-  d.md = open_in(a->out, "report.md", err);
-  d.html = d.md ? open_in(a->out, "report.html", err) : NULL;
-  js = d.html ? open_in(a->out, "report.json", err) : NULL;
+  d.md = lms__report_open_in(a->out, "report.md", err);
+  d.html = d.md ? lms__report_open_in(a->out, "report.html", err) : NULL;
+  js = d.html ? lms__report_open_in(a->out, "report.json", err) : NULL;
   if (js == NULL) {
     fprintf(stderr, "lms report: %s\n", err);
     goto done;
@@ -1294,7 +999,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
         "D2H GB meas.", "D2H GB pred.", "stall ms meas.", "stall ms pred."};
     lms__doc_table_head(&d, 13, head);
     for (size_t i = 0; i < nr; i++) {
-      const row_t *r = &rows[i];
+      const lms__report_row_t *r = &rows[i];
       if (r->m == NULL) continue;
       const lms_stats_t *s = &r->m->sf.st;
       uint64_t comp = lms__wl_compute_ns(&w);
@@ -1363,7 +1068,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   }
   first_js = 1;
   for (size_t i = 0; i < nr; i++) {
-    const row_t *r = &rows[i];
+    const lms__report_row_t *r = &rows[i];
     char src[64], odc[32] = "-", odb[32] = "-", errc[32] = "-";
     if (r->m != NULL)
       snprintf(src, sizeof src, "%s (measured %.1f ms)", r->m->kind,
@@ -1421,7 +1126,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   fprintf(js, "\n ],\n \"timelines\": [");
 
   /* The published U-Net comparison, for the built-in U-Net at 192^3. */
-  const row_t *p3 = NULL, *n2 = NULL;
+  const lms__report_row_t *p3 = NULL, *n2 = NULL;
   for (size_t i = 0; i < nr; i++) {
     if (rows[i].m != NULL || !rows[i].ok) continue;
     if (strcmp(rows[i].link.name, "pcie3") == 0) p3 = &rows[i];
@@ -1448,7 +1153,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
                                        "GPU waits"};
     lms__doc_table_head(&d, 6, head);
     for (int i = 0; i < ntl; i++) {
-      const tline_t *t = &tls[i];
+      const lms__report_tline_t *t = &tls[i];
       lms__doc_table_row(&d, "%s\t%u-%u\t%.2f\t%.2f\t%.2f\t%.1f%%", t->link.name,
                 t->first, t->first + t->count - 1, ms(t->t1 - t->t0),
                 ms(t->busy), ms(t->waiting), pct(t->waiting, t->t1 - t->t0));
@@ -1473,7 +1178,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     static const char *const shead[] = {"step", "name", "kernel ms",
                                         "waited before it ms"};
     lms__doc_table_head(&d, 4, shead);
-    const tline_t *t = &tls[0];
+    const lms__report_tline_t *t = &tls[0];
     uint64_t prev = t->t0;
     for (size_t i = 0; i < t->tl.n; i++) {
       const lms__tl_span_t *s = &t->tl.spans[i];

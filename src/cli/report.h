@@ -70,6 +70,10 @@ void lms__doc_table_end(lms__doc_t *d);
 void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
                     const char *why);
 
+/* dir/name opened for writing, or NULL with err saying why
+ * (report_charts.c). */
+FILE *lms__report_open_in(const char *dir, const char *name, char *err);
+
 /* `lms report --ranks PATTERN|LIST` (Note [A report per rank] in
  * report_ranks.c): 0 done, 2 bad input, 1 a failure writing. */
 int lms__report_ranks(const char *spec, const char *out);

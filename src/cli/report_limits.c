@@ -13,7 +13,6 @@
  * the workload does not run under is shown as such, not dropped.  The
  * times need not fall at every step up: the schedule is a heuristic, and
  * the chart shows where it is not monotone in the limit. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,15 +60,6 @@ int lms__report_limits(const lms__workload_t *w, const lms__opts_t *base,
   return n;
 }
 
-/* dir/name opened for writing, or NULL with err saying why. */
-static FILE *create(const char *dir, const char *name, char *err) {
-  char path[LMS__PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL) lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-  return f;
-}
-
 /* Closes f, written as dir/name: -1 with err when it did not all go. */
 static int finish(FILE *f, const char *dir, const char *name, char *err) {
   if (fclose(f) == 0) return 0;
@@ -80,7 +70,7 @@ static int finish(FILE *f, const char *dir, const char *name, char *err) {
 int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
                              int nsets, const char *wname, uint64_t inmem_ns,
                              char *err) {
-  FILE *f = create(dir, "limits.dat", err);
+  FILE *f = lms__report_open_in(dir, "limits.dat", err);
   if (f == NULL) return -1;
   fprintf(f, "# one block per link: gpu_limit_gib lms_ms lower_bound_ms "
              "in_memory_ms ('-': did not run)\n");
@@ -99,7 +89,7 @@ int lms__report_limits_chart(const char *dir, const lms__limit_set_t *sets,
     fprintf(f, "\n\n");
   }
   if (finish(f, dir, "limits.dat", err) != 0) return -1;
-  FILE *g = create(dir, "limits.gp", err);
+  FILE *g = lms__report_open_in(dir, "limits.gp", err);
   if (g == NULL) return -1;
   fprintf(g, "# Iteration time against the GPU limit.  Redraw: gnuplot "
              "limits.gp\n"

@@ -85,14 +85,6 @@ static int read_rows(const char *path, link_row_t *rows, char *err) {
   return n > 0 ? n : -1;
 }
 
-static FILE *create(const char *dir, const char *name, char *err) {
-  char path[LMS__PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL) lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-  return f;
-}
-
 static void size_text(uint64_t b, char *buf, size_t n) {
   if (b >= 1ull << 30) snprintf(buf, n, "%g GiB", (double)b / (1ull << 30));
   else if (b >= 1ull << 20) snprintf(buf, n, "%g MiB", (double)b / (1ull << 20));
@@ -102,7 +94,7 @@ static void size_text(uint64_t b, char *buf, size_t n) {
 /* link.dat and link.gp; the PNG if gnuplot draws it (*drawn, else why). */
 static int chart(const char *dir, const link_row_t *rows, int n, int *drawn,
                  char *why, size_t why_size, char *err) {
-  FILE *f = create(dir, "link.dat", err);
+  FILE *f = lms__report_open_in(dir, "link.dat", err);
   if (f == NULL) return -1;
   fprintf(f, "# chunk_mib h2d_plain h2d_lms h2d_ratio d2h_plain d2h_lms "
              "d2h_ratio both_plain both_lms both_ratio (GB/s, lms over plain)\n");
@@ -121,7 +113,7 @@ static int chart(const char *dir, const link_row_t *rows, int n, int *drawn,
     lms__errf(err, "writing '%s/link.dat' failed", dir);
     return -1;
   }
-  FILE *g = create(dir, "link.gp", err);
+  FILE *g = lms__report_open_in(dir, "link.gp", err);
   if (g == NULL) return -1;
   fprintf(g,
           "# GB/s against chunk size, plain pinned copies against the swap "
@@ -182,9 +174,9 @@ int lms__report_link(const char *file, const char *out) {
   if (n < 0) goto done;
   rc = 1;
   if (lms__cli_out_dir(out, err) != 0) goto done;
-  d.md = create(out, "report.md", err);
-  d.html = d.md ? create(out, "report.html", err) : NULL;
-  js = d.html ? create(out, "report.json", err) : NULL;
+  d.md = lms__report_open_in(out, "report.md", err);
+  d.html = d.md ? lms__report_open_in(out, "report.html", err) : NULL;
+  js = d.html ? lms__report_open_in(out, "report.json", err) : NULL;
   if (js == NULL) goto done;
   int drawn = 0;
   char why[640] = "";

@@ -23,7 +23,6 @@
  * files, comma-separated, rank 0 first.  Files of a whole run and of
  * measured iterations (Note [A measured iteration's stats]) are not
  * mixed: their figures would not compare. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,15 +102,6 @@ static int read_ranks(const char *spec, lms__stats_file_t *sf, char *err) {
   return n;
 }
 
-static FILE *open_in(const char *dir, const char *name, char *err) {
-  char path[LMS__PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (f == NULL)
-    lms__errf(err, "cannot write '%s': %s", path, strerror(errno));
-  return f;
-}
-
 static const char *const kHead[] = {
     "rank", "time ms", "H2D GB", "D2H GB", "device peak GiB",
     "pinned peak GiB", "prefetch hits", "late", "wasted", "misses",
@@ -185,9 +175,9 @@ int lms__report_ranks(const char *spec, const char *out) {
     }
   rc = 1;
   if (lms__cli_out_dir(out, err) != 0) goto done;
-  d.md = open_in(out, "report.md", err);
-  d.html = d.md ? open_in(out, "report.html", err) : NULL;
-  js = d.html ? open_in(out, "report.json", err) : NULL;
+  d.md = lms__report_open_in(out, "report.md", err);
+  d.html = d.md ? lms__report_open_in(out, "report.html", err) : NULL;
+  js = d.html ? lms__report_open_in(out, "report.json", err) : NULL;
   if (js == NULL) goto done;
   fputs("<!doctype html>\n<html><head><meta charset=\"utf-8\">"
         "<title>lms report: ranks</title></head><body>\n", d.html);
