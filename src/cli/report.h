@@ -66,6 +66,14 @@ void lms__doc_table_head(lms__doc_t *d, int n, const char *const *cells);
 void lms__doc_table_row(lms__doc_t *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void lms__doc_table_end(lms__doc_t *d);
+/* A report of its own in out/: the directory made, report.md,
+ * report.html (its head written, titled) and *js (report.json) opened,
+ * and the title as the first heading; -1 with err when any of it fails
+ * (close what opened with lms__doc_close).  lms__doc_close ends the HTML
+ * and closes all three. */
+int lms__doc_open(lms__doc_t *d, FILE **js, const char *out,
+                  const char *title, char *err);
+void lms__doc_close(lms__doc_t *d, FILE *js);
 /* A chart: shown if drawn, else a paragraph saying why not. */
 void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
                     const char *why);

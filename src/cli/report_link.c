@@ -173,17 +173,12 @@ int lms__report_link(const char *file, const char *out) {
   int n = read_rows(file, rows, err);
   if (n < 0) goto done;
   rc = 1;
-  if (lms__cli_out_dir(out, err) != 0) goto done;
-  d.md = lms__report_open_in(out, "report.md", err);
-  d.html = d.md ? lms__report_open_in(out, "report.html", err) : NULL;
-  js = d.html ? lms__report_open_in(out, "report.json", err) : NULL;
-  if (js == NULL) goto done;
+  if (lms__doc_open(&d, &js, out, "lms report: the swap path on the link",
+                    err) != 0)
+    goto done;
   int drawn = 0;
   char why[640] = "";
   if (chart(out, rows, n, &drawn, why, sizeof why, err) != 0) goto done;
-  fputs("<!doctype html>\n<html><head><meta charset=\"utf-8\">"
-        "<title>lms report: the link</title></head><body>\n", d.html);
-  lms__doc_heading(&d, 1, "lms report: the swap path on the link");
   lms__doc_para(&d, "From `%s`, as `lms bench link` printed it: plain pinned "
                     "copies against the swap path (a swap-in, a write-back, "
                     "both at once), GB/s.", file);
@@ -251,15 +246,12 @@ int lms__report_link(const char *file, const char *out) {
   fprintf(js, "\n]}\n");
   lms__doc_table_end(&d);
   lms__doc_image(&d, "link.png", "GB/s against chunk size", drawn, why);
-  fputs("</body></html>\n", d.html);
   printf("lms report: the link from %s: wrote %s/report.md, %s/report.html, "
          "%s/report.json%s\n", file, out, out, out,
          drawn ? ", the chart link.png" : "");
   rc = 0;
 done:
   if (rc != 0) fprintf(stderr, "lms report: %s\n", err);
-  if (d.md) fclose(d.md);
-  if (d.html) fclose(d.html);
-  if (js) fclose(js);
+  lms__doc_close(&d, js);
   return rc;
 }

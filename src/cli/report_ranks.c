@@ -174,17 +174,10 @@ int lms__report_ranks(const char *spec, const char *out) {
       goto done;
     }
   rc = 1;
-  if (lms__cli_out_dir(out, err) != 0) goto done;
-  d.md = lms__report_open_in(out, "report.md", err);
-  d.html = d.md ? lms__report_open_in(out, "report.html", err) : NULL;
-  js = d.html ? lms__report_open_in(out, "report.json", err) : NULL;
-  if (js == NULL) goto done;
-  fputs("<!doctype html>\n<html><head><meta charset=\"utf-8\">"
-        "<title>lms report: ranks</title></head><body>\n", d.html);
   char title[64];
   snprintf(title, sizeof title, "lms report: %d rank%s of one node", n,
            n == 1 ? "" : "s");
-  lms__doc_heading(&d, 1, title);
+  if (lms__doc_open(&d, &js, out, title, err) != 0) goto done;
   const char *unit = sf[0].iterations > 0 ? "a measured iteration" : "the run";
   lms__doc_para(&d, "From `%s`: each rank's stats file, its figures over %s.",
                 spec, unit);
@@ -232,15 +225,12 @@ int lms__report_ranks(const char *spec, const char *out) {
                     "job's pace), pinned peak the sum of the ranks' peaks "
                     "(at most what the host held at once), the rest sums.  "
                     "Files: %s.", spec);
-  fputs("</body></html>\n", d.html);
   printf("lms report: %d ranks from %s: wrote %s/report.md, %s/report.html, "
          "%s/report.json\n", n, spec, out, out, out);
   rc = 0;
 done:
   if (rc != 0) fprintf(stderr, "lms report: %s\n", err);
-  if (d.md) fclose(d.md);
-  if (d.html) fclose(d.html);
-  if (js) fclose(js);
+  lms__doc_close(&d, js);
   free(sf);
   return rc;
 }

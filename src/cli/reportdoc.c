@@ -10,7 +10,7 @@
 /* Text with `code` and **strong** spans, written as Markdown and as
  * escaped HTML. */
 void lms__doc_text(lms__doc_t *d, const char *s) {
-  fputs(s, d->md);
+  if (d->md != NULL) fputs(s, d->md);
   int code = 0, strong = 0;
   for (const char *p = s; *p; p++) {
     if (!code && p[0] == '*' && p[1] == '*') {
@@ -31,16 +31,25 @@ void lms__doc_text(lms__doc_t *d, const char *s) {
   if (strong) fputs("</strong>", d->html);
 }
 
-void lms__doc_para(lms__doc_t *d, const char *fmt, ...) {
+/* fmt's text between open and close in HTML, after pre and before post
+ * in Markdown. */
+static void emit(lms__doc_t *d, const char *pre, const char *open,
+                 const char *close, const char *post, const char *fmt,
+                 va_list ap) {
   char buf[2048];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  fputs(pre, d->md);
+  fputs(open, d->html);
+  lms__doc_text(d, buf);
+  fputs(close, d->html);
+  fputs(post, d->md);
+}
+
+void lms__doc_para(lms__doc_t *d, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  emit(d, "", "<p>", "</p>\n", "\n\n", fmt, ap);
   va_end(ap);
-  fputs("<p>", d->html);
-  lms__doc_text(d, buf);
-  fputs("</p>\n", d->html);
-  fputs("\n\n", d->md);
 }
 
 void lms__doc_list_open(lms__doc_t *d) { fputs("<ul>\n", d->html); }
@@ -51,16 +60,10 @@ void lms__doc_list_close(lms__doc_t *d) {
 }
 
 void lms__doc_item(lms__doc_t *d, const char *fmt, ...) {
-  char buf[2048];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  emit(d, "- ", "<li>", "</li>\n", "\n", fmt, ap);
   va_end(ap);
-  fputs("- ", d->md);
-  fputs("<li>", d->html);
-  lms__doc_text(d, buf);
-  fputs("</li>\n", d->html);
-  fputs("\n", d->md);
 }
 
 void lms__doc_heading(lms__doc_t *d, int level, const char *s) {
@@ -123,3 +126,26 @@ void lms__doc_image(lms__doc_t *d, const char *png, const char *alt, int drawn,
   }
 }
 
+int lms__doc_open(lms__doc_t *d, FILE **js, const char *out,
+                  const char *title, char *err) {
+  *d = (lms__doc_t){NULL, NULL};
+  *js = NULL;
+  if (lms__cli_out_dir(out, err) != 0) return -1;
+  d->md = lms__report_open_in(out, "report.md", err);
+  d->html = d->md ? lms__report_open_in(out, "report.html", err) : NULL;
+  *js = d->html ? lms__report_open_in(out, "report.json", err) : NULL;
+  if (*js == NULL) return -1;
+  fputs("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>", d->html);
+  lms__doc_text(&(lms__doc_t){.md = NULL, .html = d->html}, title);
+  fputs("</title></head><body>\n", d->html);
+  lms__doc_heading(d, 1, title);
+  return 0;
+}
+
+void lms__doc_close(lms__doc_t *d, FILE *js) {
+  if (d->html != NULL) fputs("</body></html>\n", d->html);
+  if (d->md != NULL) fclose(d->md);
+  if (d->html != NULL) fclose(d->html);
+  if (js != NULL) fclose(js);
+  *d = (lms__doc_t){NULL, NULL};
+}

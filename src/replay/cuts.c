@@ -165,15 +165,10 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   uint32_t *partner = calloc(CUT_CANDIDATES, sizeof *partner);
   uint32_t *pool = malloc((n > 2 * CUT_CANDIDATES ? n : 2 * CUT_CANDIDATES) *
                           sizeof *pool);
+  lms_status_t st = LMS_OK;
   if (!absent || !cand || !pc || !arr || !best_with || !partner || !pool) {
-    free(absent);
-    free(cand);
-    free(pc);
-    free(arr);
-    free(best_with);
-    free(partner);
-    free(pool);
-    return LMS_ERR_HOST_OOM;
+    st = LMS_ERR_HOST_OOM;
+    goto out;
   }
   /* Bytes live across each step: steps s + 1 .. s + len - 1, cyclic. */
   for (size_t i = 0; i < ng; i++) {
@@ -298,6 +293,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
           memcpy(out->steps, cuts, sizeof cuts);
         }
       }
+out:
   free(absent);
   free(cand);
   free(pc);
@@ -305,5 +301,5 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   free(best_with);
   free(partner);
   free(pool);
-  return LMS_OK;
+  return st;
 }
