@@ -214,7 +214,7 @@ CASES = {
     # (gloo, CPU), each with its own lms on the simulated device under one
     # node budget; each rank's losses and gradients equal those of the
     # same job without lms, and each writes its own stats (LMS_STATS with
-    # %r).
+    # %r), which `lms report --ranks` puts in one table.
     "two_ddp_ranks_train_equal_each_with_its_own_lms": """
         import glob, json, os, subprocess, tempfile, textwrap
         d = tempfile.mkdtemp()
@@ -294,6 +294,19 @@ CASES = {
         assert sorted(os.path.basename(f) for f in
                       glob.glob(os.path.join(d, "stats-*.json"))) == \\
             ["stats-0.json", "stats-1.json"]
+        # The job's ranks in one table (Note [A report per rank]).
+        r = subprocess.run([os.environ["LMSTEST_CLI"], "report", "--ranks",
+                            os.path.join(d, "stats-%%r.json"), "--out",
+                            os.path.join(d, "ranks")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        assert r.returncode == 0, r.stdout
+        rows = json.load(open(os.path.join(d, "ranks", "report.json")))["rows"]
+        assert [x["rank"] for x in rows] == ["0", "1", "node"], rows
+        for rank in (0, 1):
+            st = json.load(open(os.path.join(d, "stats-%%d.json" %% rank)))
+            assert rows[rank]["bytes_d2h"] == st["bytes_d2h"]["total"], rows
+        assert rows[2]["bytes_d2h"] == rows[0]["bytes_d2h"] + rows[1]["bytes_d2h"]
     """ % PYDIR,
     "bad_options_are_refused_by_name": """
         try:
