@@ -56,7 +56,7 @@
  * which catches training, whose forward must write back before backward
  * can fetch.  The split sees one iteration only, not what the previous
  * one left dirty; Note [Cuts around the cycle] (cuts.c) cuts the
- * cycle at two steps and bounds what each part must copy each way.
+ * cycle at two or three steps and bounds what each part must copy each way.
  *
  * Copies.  Each direction's engine runs one copy at a time, and a copy
  * moves one chunk and costs the link's latency besides its bytes (Note
@@ -202,7 +202,7 @@ static void mark_dirty_runs(const use_t *u, uint32_t k, int wraps,
 }
 
 /* The gaps of one chunk around the cycle of n steps (Note [Cuts around
- * around the cycle] in cuts.c): from each use to the next, wrapping for a
+ * the cycle] in cuts.c): from each use to the next, wrapping for a
  * chunk that lives on; each knows whether its second use reads and how
  * many steps back the bytes it holds were written (a transient chunk
  * starts each iteration with none, and bytes dead after a use are none).
@@ -270,7 +270,7 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   sizes_t zin = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zin.sum)};
   sizes_t zout = {.sum = malloc((2 * (size_t)w->nrefs + 1) * sizeof *zout.sum)};
   /* Gaps around the cycle and each step's compute, for Note [Cuts around
-   * around the cycle] (cuts.c). */
+   * the cycle] (cuts.c). */
   lms__cgap_t *cg = malloc(((size_t)w->nrefs + 1) * sizeof *cg);
   uint64_t *step_ns = malloc(((size_t)n + 1) * sizeof *step_ns);
   size_t ncg = 0;

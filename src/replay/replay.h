@@ -53,7 +53,7 @@ typedef struct lms__lower_bound {
   uint64_t split_ns;    /* the iteration split at split_step */
   uint32_t split_step;
   uint64_t cut_ns;      /* the cycle cut at cut_steps (Note [Cuts around
-                           around the cycle] in cuts.c) */
+                           the cycle] in cuts.c) */
   uint32_t cut_steps[3];
   int cut_nsteps;       /* 2 or 3; 0 when nothing need be absent */
 } lms__lower_bound_t;
