@@ -103,8 +103,9 @@ static int chart(const char *dir, const link_row_t *rows, int n, int *drawn,
   for (int i = 0; i < n; i++) {
     fprintf(f, "%.6f", (double)rows[i].bytes / (1ull << 20));
     for (int k = 0; k < 9; k++) {
-      int lms_col = k == 1 || k == 4, bogus = rows[i].v[k + 1] > TOO_FAST;
-      if (lms_col && bogus) fprintf(f, " -");
+      /* k 1 and 4: a swap path's GB/s, its ratio beside it. */
+      int bogus = (k == 1 || k == 4) && rows[i].v[k + 1] > TOO_FAST;
+      if (bogus) fprintf(f, " -");
       else fprintf(f, " %.4f", rows[i].v[k]);
     }
     fputc('\n', f);
