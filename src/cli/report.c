@@ -1182,9 +1182,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     uint64_t prev = t->t0;
     for (size_t i = 0; i < t->tl.n; i++) {
       const lms__tl_span_t *s = &t->tl.spans[i];
-      if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
-          s->step >= t->first + t->count)
-        continue;
+      if (!lms__report_shown_kernel(t, s)) continue;
       lms__doc_table_row(&d, "%u\t%s\t%.3f\t%.3f", s->step, w.steps[s->step].name,
                 ms(s->end_ns - s->start_ns),
                 ms(s->start_ns > prev ? s->start_ns - prev : 0));

@@ -31,6 +31,13 @@ static const char kStyle[] =
     "set style fill solid 0.85 border -1\n"
     "set grid ytics lc rgb '#dddddd'\n";
 
+/* Bars per link, clustered, as links.gp and busy.gp draw them. */
+static const char kHistograms[] =
+    "set datafile missing '-'\n"
+    "set style data histograms\n"
+    "set style histogram clustered gap 1\n"
+    "set xtics rotate by -30 nomirror\n";
+
 /* The data of one timeline: index 0 kernels, 1 copies in, 2 copies out,
  * 3 compute waiting; x in ms from the window's start. */
 static void timeline_data(FILE *f, const lms__report_tline_t *t,
@@ -72,9 +79,7 @@ static void timeline_data(FILE *f, const lms__report_tline_t *t,
   uint64_t prev = t->t0;
   for (size_t i = 0; i < t->tl.n; i++) {
     const lms__tl_span_t *s = &t->tl.spans[i];
-    if (s->engine != LMS__TL_COMPUTE || s->step < t->first ||
-        s->step >= t->first + t->count)
-      continue;
+    if (!lms__report_shown_kernel(t, s)) continue;
     if (s->start_ns > prev) {
       double x0 = ms(prev - t->t0), x1 = ms(s->start_ns - t->t0);
       fprintf(f, "%.6f 2 %.6f 0.3 \"\"\n", (x0 + x1) / 2, (x1 - x0) / 2);
@@ -202,11 +207,8 @@ int lms__report_link_charts(lms__report_charts_t *c, const lms__report_row_t *ro
   if (g == NULL) return -1;
   fprintf(g, "# Bytes moved and time per link.  Redraw: gnuplot links.gp\n");
   fprintf(g, kStyle, 500, "links.png");
+  fputs(kHistograms, g);
   fprintf(g,
-          "set datafile missing '-'\n"
-          "set style data histograms\n"
-          "set style histogram clustered gap 1\n"
-          "set xtics rotate by -30 nomirror\n"
           "set key outside bottom center horizontal maxrows 2\n"
           "set multiplot layout 1,2 title \"%s\"\n"
           "set title 'bytes over the link per %s'\n"
@@ -229,11 +231,8 @@ int lms__report_link_charts(lms__report_charts_t *c, const lms__report_row_t *ro
   if (g == NULL) return -1;
   fprintf(g, "# GPU busy per link.  Redraw: gnuplot busy.gp\n");
   fprintf(g, kStyle, 420, "busy.png");
+  fputs(kHistograms, g);
   fprintf(g,
-          "set datafile missing '-'\n"
-          "set style data histograms\n"
-          "set style histogram clustered gap 1\n"
-          "set xtics rotate by -30 nomirror\n"
           "set key outside bottom center horizontal\n"
           "set title \"%s: GPU busy (compute time over the %s's time)\"\n"
           "set ylabel 'GPU busy (%%)'\nset yrange [0:105]\n"

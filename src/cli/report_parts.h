@@ -53,6 +53,13 @@ typedef struct charts {
   char why[640];
 } lms__report_charts_t;
 
+/* A kernel of the steps a timeline shows. */
+static inline int lms__report_shown_kernel(const lms__report_tline_t *t,
+                                           const lms__tl_span_t *s) {
+  return s->engine == LMS__TL_COMPUTE && s->step >= t->first &&
+         s->step < t->first + t->count;
+}
+
 /* Draws script into png; 1 if the PNG is there (else c->why says why). */
 int lms__report_draw(lms__report_charts_t *c, const char *script,
                      const char *png);
