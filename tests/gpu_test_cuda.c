@@ -72,6 +72,65 @@ Test(cuda_device, ops_round_trip) {
   o->destroy(d);
 }
 
+/* Note [Stalls measured after the fact] (swap/residency.c): a stream that
+ * waits for a copy still in flight sits for about the copy's time, and
+ * timed events before and after the wait measure it; a wait for a copy
+ * already done measures (almost) nothing. */
+Test(cuda_device, timed_events_measure_a_wait) {
+  need_gpu();
+  char err[LMS__ERRBUF] = "";
+  lms_dev_t *d = NULL;
+  cr_assert(eq(int, lms__cuda_create(0, &d, err), LMS_OK), "%s", err);
+  const lms_dev_ops_t *o = d->ops;
+  const size_t n = 256u << 20;
+  void *h, *dv, *cs, *copy, *ready, *a, *b, *c0, *c1;
+  cr_assert(eq(int, o->host_alloc(d, n, &h), LMS_OK));
+  cr_assert(eq(int, o->dev_alloc(d, n, &dv), LMS_OK));
+  cr_assert(eq(int, o->stream_create(d, &cs), LMS_OK));
+  cr_assert(eq(int, o->stream_create(d, &copy), LMS_OK));
+  cr_assert(eq(int, o->event_create(d, &ready), LMS_OK));
+  cr_assert(eq(int, o->event_create_timed(d, &a), LMS_OK));
+  cr_assert(eq(int, o->event_create_timed(d, &b), LMS_OK));
+  cr_assert(eq(int, o->event_create_timed(d, &c0), LMS_OK));
+  cr_assert(eq(int, o->event_create_timed(d, &c1), LMS_OK));
+  memset(h, 1, n);
+  cr_assert(eq(int, o->event_record(d, c0, copy), LMS_OK));
+  cr_assert(eq(int, o->copy_h2d(d, dv, h, n, copy), LMS_OK));
+  cr_assert(eq(int, o->event_record(d, c1, copy), LMS_OK));
+  cr_assert(eq(int, o->event_record(d, ready, copy), LMS_OK));
+  uint64_t ahead = 0;
+  /* In flight: CUDA cannot say ahead how long the wait is. */
+  cr_assert(eq(int, o->wait_cost(d, cs, ready, &ahead), LMS_ERR_UNSUPPORTED));
+  cr_assert(eq(int, o->event_record(d, a, cs), LMS_OK));
+  cr_assert(eq(int, o->stream_wait(d, cs, ready), LMS_OK));
+  cr_assert(eq(int, o->event_record(d, b, cs), LMS_OK));
+  cr_assert(eq(int, o->stream_sync(d, cs), LMS_OK));
+  uint64_t waited = 0, copy_ns = 0;
+  cr_assert(eq(int, o->event_elapsed(d, a, b, &waited), LMS_OK));
+  cr_assert(eq(int, o->event_elapsed(d, c0, c1, &copy_ns), LMS_OK));
+  cr_log_info("copy %.3f ms, wait measured %.3f ms", copy_ns / 1e6,
+              waited / 1e6);
+  cr_assert(gt(u64, waited, copy_ns / 2), "the wait was measured");
+  cr_assert(le(u64, waited, copy_ns + 1000000));
+  /* Done: no wait, and the pair measures almost none. */
+  cr_assert(eq(int, o->wait_cost(d, cs, ready, &ahead), LMS_OK));
+  cr_assert(eq(u64, ahead, 0));
+  cr_assert(eq(int, o->event_record(d, a, cs), LMS_OK));
+  cr_assert(eq(int, o->stream_wait(d, cs, ready), LMS_OK));
+  cr_assert(eq(int, o->event_record(d, b, cs), LMS_OK));
+  cr_assert(eq(int, o->stream_sync(d, cs), LMS_OK));
+  cr_assert(eq(int, o->event_elapsed(d, a, b, &waited), LMS_OK));
+  cr_log_info("a wait for a done copy measured %.1f us", waited / 1e3);
+  cr_assert(lt(u64, waited, 50000));
+  void *evs[] = {ready, a, b, c0, c1};
+  for (size_t i = 0; i < 5; i++) o->event_destroy(d, evs[i]);
+  o->stream_destroy(d, cs);
+  o->stream_destroy(d, copy);
+  o->dev_free(d, dv);
+  o->host_free(d, h);
+  o->destroy(d);
+}
+
 static void integrity(const char *policy) {
   need_gpu();
   lms_options_t *o = NULL;

@@ -449,7 +449,8 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
                   "--policy",   "lru",          "--schedule",
                   "stack",      "--prefetch-window", "16,2GiB",
                   "--trace",    "t.trace",      "--sim-bytes",
-                  "off",        NULL};
+                  "off",        "--sim-measured-waits", "on",
+                  NULL};
   int argc = NARGS(argv);
   cr_assert(eq(int, lms_options_parse_args(g_opts, &argc, argv), LMS_OK),
             "%s", lms_options_error(g_opts));
@@ -475,6 +476,7 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
   cr_assert(eq(u64, o->prefetch_window.bytes, 2ull << 30));
   cr_assert(eq(str, o->trace, "t.trace"));
   cr_assert(eq(int, o->sim_bytes, 0));
+  cr_assert(eq(int, o->sim_measured_waits, 1));
   for (int i = 0; i < LMS__OPT_COUNT; i++)
     cr_assert(eq(int, o->source[i], LMS__SRC_SET), "option %d", i);
 }

@@ -387,6 +387,68 @@ Test(sim_time, wait_on_unrecorded_event_is_a_no_op, .init = sim_up,
   cr_assert(eq(int, dev->ops->stream_wait(dev, s, NULL), LMS_ERR_INVALID));
 }
 
+/* Note [Timed events on the simulated device]: timed events bracketing a
+ * stream_wait measure, once the stream has passed, what wait_cost said
+ * ahead; on a busy stream and on an idle one (where the wait begins when
+ * the host enqueues it, not at the stream's old tail).  With
+ * measured_waits, wait_cost answers only as CUDA can. */
+Test(sim_event, timed_events_measure_what_wait_cost_says) {
+  for (int measured = 0; measured < 2; measured++) {
+    char err[LMS__ERRBUF] = "";
+    lms__sim_config_t cfg = {.capacity = 64 * MIB,
+                             .measured_waits = measured};
+    cr_assert(eq(int, lms__link_parse("pcie3", &cfg.link, err), LMS_OK));
+    lms_dev_t *d = NULL;
+    cr_assert(eq(int, lms__sim_create(&cfg, &d, err), LMS_OK), "%s", err);
+    void *h = halloc(d, H2D_BYTES), *dp = dalloc(d, H2D_BYTES);
+    void *cs = stream(d), *copy = stream(d), *ready = event(d);
+    void *a = NULL, *b = NULL, *plain = event(d);
+    cr_assert(eq(int, d->ops->event_create_timed(d, &a), LMS_OK));
+    cr_assert(eq(int, d->ops->event_create_timed(d, &b), LMS_OK));
+    /* Busy, then idle: the compute stream runs 300 us of work, or the host
+     * has waited 400 us past its end before the wait is enqueued. */
+    for (int idle = 0; idle < 2; idle++) {
+      uint64_t t0 = d->ops->now_ns(d);
+      cr_assert(eq(int, d->ops->compute(d, cs, 300000), LMS_OK));
+      if (idle) {
+        cr_assert(eq(int, d->ops->stream_sync(d, cs), LMS_OK));
+        void *other = stream(d);
+        cr_assert(eq(int, d->ops->compute(d, other, 400000), LMS_OK));
+        cr_assert(eq(int, d->ops->stream_sync(d, other), LMS_OK));
+      }
+      cr_assert(eq(int, d->ops->copy_h2d(d, dp, h, H2D_BYTES, copy), LMS_OK));
+      cr_assert(eq(int, d->ops->event_record(d, ready, copy), LMS_OK));
+      uint64_t ahead = 0;
+      lms_status_t wc = d->ops->wait_cost(d, cs, ready, &ahead);
+      cr_assert(eq(int, wc, measured ? LMS_ERR_UNSUPPORTED : LMS_OK));
+      /* The copy starts at the host's clock and lasts H2D_NS; the stream
+       * gets there 300 us after t0, or 700 us after it when idle. */
+      uint64_t copy_start = d->ops->now_ns(d);
+      uint64_t there = idle ? copy_start : t0 + 300000;
+      uint64_t expect = copy_start + H2D_NS - there;
+      if (!measured) cr_assert(eq(u64, ahead, expect), "idle %d", idle);
+      cr_assert(eq(int, d->ops->event_record(d, a, cs), LMS_OK));
+      cr_assert(eq(int, d->ops->stream_wait(d, cs, ready), LMS_OK));
+      cr_assert(eq(int, d->ops->event_record(d, b, cs), LMS_OK));
+      uint64_t ns = 0;
+      cr_assert(eq(int, d->ops->event_elapsed(d, a, b, &ns), LMS_NOT_READY));
+      cr_assert(eq(int, d->ops->stream_sync(d, cs), LMS_OK));
+      cr_assert(eq(int, d->ops->event_elapsed(d, a, b, &ns), LMS_OK));
+      cr_assert(eq(u64, ns, expect), "idle %d, measured %d", idle, measured);
+      /* Done now: no wait, in either mode. */
+      cr_assert(eq(int, d->ops->wait_cost(d, cs, ready, &ahead), LMS_OK));
+      cr_assert(eq(u64, ahead, 0));
+    }
+    /* Only timed events can be timed. */
+    uint64_t ns = 0;
+    cr_assert(eq(int, d->ops->event_record(d, plain, cs), LMS_OK));
+    cr_assert(eq(int, d->ops->event_elapsed(d, a, plain, &ns),
+                 LMS_ERR_INVALID));
+    cr_assert(has(d->last_error, "timed"), "%s", d->last_error);
+    d->ops->destroy(d);
+  }
+}
+
 /* ---- Events ------------------------------------------------------------ */
 
 Test(sim_event, not_ready_then_ready_after_sync, .init = sim_up,

@@ -92,7 +92,11 @@ typedef struct lms__logspec {
     "write the run's steps as a trace to this file when the context ends; "  \
     "%p and %r as for --log-file")                                            \
   X(sim_bytes, BOOL, "sim-bytes", NULL, "LMS_SIM_BYTES", "on",                \
-    "simulated device: move the bytes of copies; off keeps only the timing")
+    "simulated device: move the bytes of copies; off keeps only the timing") \
+  X(sim_measured_waits, BOOL, "sim-measured-waits", NULL,                     \
+    "LMS_SIM_MEASURED_WAITS", "off",                                          \
+    "simulated device: tell how long a stream waited only after the wait, "   \
+    "with timed events, as a GPU does; off tells it ahead")
 
 /* The C type each kind is stored as. */
 #define LMS__OPT_T_KB int64_t

@@ -22,7 +22,7 @@
 #include "core/status.h"
 #include "lms/lms.h"
 
-#define LMS_DEV_OPS_VERSION 1
+#define LMS_DEV_OPS_VERSION 2
 
 /* The operations that can fail, by name: call counting and fault injection
  * ("--fail copy_h2d:3") use these names. */
@@ -123,6 +123,18 @@ typedef struct lms_dev_ops {
    * side against its own allocations and these ranges. */
   lms_status_t (*ext_register)(lms_dev_t *d, const void *ptr, size_t size);
   lms_status_t (*ext_unregister)(lms_dev_t *d, const void *ptr);
+  /* Optional (NULL: none), as cudaEventCreate with timing and
+   * cudaEventElapsedTime.  An event that event_elapsed can time; it is
+   * destroyed with event_destroy.  event_elapsed gives the nanoseconds from
+   * when the stream that recorded `from` reached it to when the stream that
+   * recorded `to` reached that, LMS_NOT_READY while `to`'s work is not
+   * done; it waits for nothing and is not fault-injected.  What wait_cost
+   * cannot say ahead, a timed event before a stream_wait and one after it
+   * measure once the stream has passed (Note [Stalls measured after the
+   * fact] in swap/residency.c). */
+  lms_status_t (*event_create_timed)(lms_dev_t *d, void **out);
+  lms_status_t (*event_elapsed)(lms_dev_t *d, void *from, void *to,
+                                uint64_t *ns);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */
@@ -137,6 +149,7 @@ struct lms_dev {
  * costs a driver call each time. */
 typedef struct lms__evpool {
   lms_dev_t *dev;
+  int timed;  /* 1: events from event_create_timed */
   void **ev;
   size_t len, cap;
 } lms__evpool_t;
@@ -183,6 +196,10 @@ typedef struct lms__sim_config {
   /* 1: copies move no bytes and memory is reserved, not backed, so that
    * workloads larger than the host's memory can be timed. */
   int timing_only;
+  /* 1: wait_cost tells only what CUDA can (0 for an event already done,
+   * LMS_ERR_UNSUPPORTED otherwise), so the runtime measures stalls with
+   * timed events after the fact, as it does on a GPU. */
+  int measured_waits;
 } lms__sim_config_t;
 
 /* Times per engine and call counts of a simulated device. */

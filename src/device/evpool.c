@@ -8,6 +8,10 @@ lms_status_t lms__evpool_get(lms__evpool_t *p, void **out) {
     *out = p->ev[--p->len];
     return LMS_OK;
   }
+  if (p->timed) {
+    if (p->dev->ops->event_create_timed == NULL) return LMS_ERR_UNSUPPORTED;
+    return p->dev->ops->event_create_timed(p->dev, out);
+  }
   return p->dev->ops->event_create(p->dev, out);
 }
 

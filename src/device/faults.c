@@ -18,7 +18,8 @@
  * flight (a copy that faults after it started) cannot be injected this
  * way; CUDA reports those as sticky errors that end the whole CUDA
  * context, which no runtime above it survives.  dev_free_after counts as
- * a dev_free call, since it is one, deferred.  wait_cost, now_ns,
+ * a dev_free call, since it is one, deferred, and event_create_timed as an
+ * event_create call.  wait_cost, event_elapsed, now_ns,
  * set_budget and destroy are passed through uncounted: they cannot fail
  * or change nothing (device.h); so are ext_register and ext_unregister,
  * which only tell the simulated device what it may check copies
@@ -239,6 +240,14 @@ static lms_status_t w_compute(lms_dev_t *d, void *s, uint64_t ns) {
 static lms_status_t w_dev_free_after(lms_dev_t *d, void *ptr, void *ev) {
   FORWARD(d, dev_free, in_->ops->dev_free_after(in_, ptr, ev));
 }
+static lms_status_t w_event_create_timed(lms_dev_t *d, void **out) {
+  FORWARD(d, event_create, in_->ops->event_create_timed(in_, out));
+}
+static lms_status_t w_event_elapsed(lms_dev_t *d, void *a, void *b,
+                                    uint64_t *ns) {
+  faulty_t *f = F(d);
+  return passed(f, f->inner->ops->event_elapsed(f->inner, a, b, ns));
+}
 static lms_status_t w_wait_cost(lms_dev_t *d, void *s, void *ev,
                                 uint64_t *ns) {
   faulty_t *f = F(d);
@@ -311,6 +320,9 @@ lms_status_t lms__faulty_wrap(lms_dev_t *inner, const char *spec,
       .set_budget = io->set_budget ? w_set_budget : NULL,
       .ext_register = io->ext_register ? w_ext_register : NULL,
       .ext_unregister = io->ext_unregister ? w_ext_unregister : NULL,
+      .event_create_timed =
+          io->event_create_timed ? w_event_create_timed : NULL,
+      .event_elapsed = io->event_elapsed ? w_event_elapsed : NULL,
   };
   f->head.ops = &f->ops;
   f->inner = inner;

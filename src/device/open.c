@@ -71,6 +71,7 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
       .link = opts->link,
       .fail = opts->fail && opts->fail[0] ? opts->fail : NULL,
       .timing_only = !opts->sim_bytes,
+      .measured_waits = opts->sim_measured_waits,
   };
   return lms__sim_create(&cfg, out, err);
 }

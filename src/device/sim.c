@@ -246,8 +246,11 @@ typedef struct sim_stream {
 } sim_stream_t;
 
 typedef struct sim_event {
-  uint64_t time; /* the captured stream's tail when recorded */
+  uint64_t time; /* the captured stream's tail when recorded; for a timed
+                    event, when the stream reaches the record (no sooner
+                    than the host enqueues it) */
   int recorded;
+  int timed;     /* from event_create_timed */
   int polled;          /* answered NOT_READY at host time polled_at */
   uint64_t polled_at;
 } sim_event_t;
@@ -258,6 +261,7 @@ typedef struct sim {
   uint64_t capacity;
   lms__link_t link;
   int timing_only;
+  int measured_waits; /* lms__sim_config_t.measured_waits */
   size_t page;
 
   uint64_t host_now;
@@ -670,7 +674,7 @@ static lms_status_t event_record_locked(sim_t *s, void *event, void *stream) {
   if (ev == NULL) return SIM_BAD_EVENT(s, "event_record", event);
   sim_stream_t *st = find_stream(s, stream);
   if (st == NULL) return SIM_BAD_STREAM(s, "event_record", stream);
-  ev->time = st->tail;
+  ev->time = ev->timed ? max_u64(st->tail, s->host_now) : st->tail;
   ev->recorded = 1;
   ev->polled = 0;
   return LMS_OK;
@@ -840,6 +844,47 @@ static lms_status_t sim_event_create(lms_dev_t *d, void **out) {
                                         sizeof(sim_event_t), out));
 }
 
+/* Note [Timed events on the simulated device]
+ * A timed event recorded on a stream stands for the moment the stream
+ * reaches it: its tail, or the host's clock when the stream is idle, as a
+ * GPU timestamps a record on an idle stream when the host enqueues it.
+ * So a timed event recorded just before stream_wait and one just after
+ * are apart by max(tail, event, host) - max(tail, host): exactly what
+ * wait_cost answers beforehand.  Untimed events keep the tail, which the
+ * timing of everything else was measured with. */
+static lms_status_t event_create_timed_locked(sim_t *s, void **out) {
+  LMS_CHECK(handle_create(s, &s->events, "event_create_timed",
+                          sizeof(sim_event_t), out));
+  ((sim_event_t *)*out)->timed = 1;
+  return LMS_OK;
+}
+
+static lms_status_t sim_event_create_timed(lms_dev_t *d, void **out) {
+  SIM_ENTRY(event_create, event_create_timed_locked(s_, out));
+}
+
+/* Waits for nothing and moves no clock: LMS_NOT_READY until the host's
+ * clock has reached `to`. */
+static lms_status_t sim_event_elapsed(lms_dev_t *d, void *from, void *to,
+                                      uint64_t *ns) {
+  sim_t *s = (sim_t *)d;
+  lms_status_t st = LMS_OK;
+  pthread_mutex_lock(&s->mu);
+  sim_event_t *a = find_event(s, from), *b = find_event(s, to);
+  if (a == NULL || b == NULL || ns == NULL || !a->timed || !b->timed)
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "event_elapsed: not two live timed "
+                  "events of this device");
+  else if (!a->recorded || !b->recorded)
+    st = SIM_FAIL(s, LMS_ERR_INVALID, "event_elapsed: an event was never "
+                  "recorded");
+  else if (b->time > s->host_now || a->time > s->host_now)
+    st = LMS_NOT_READY;
+  else
+    *ns = b->time > a->time ? b->time - a->time : 0;
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
 static lms_status_t sim_event_destroy(lms_dev_t *d, void *event) {
   SIM_ENTRY(event_destroy, handle_destroy(s_, &s_->events, "event_destroy",
                                           "event", event));
@@ -875,6 +920,9 @@ static lms_status_t sim_wait_cost(lms_dev_t *d, void *stream, void *event,
   } else {
     uint64_t ready = max_u64(str->tail, s->host_now);
     *ns = ev->recorded && ev->time > ready ? ev->time - ready : 0;
+    /* As CUDA: only "no wait" for an event already done. */
+    if (s->measured_waits && ev->recorded && ev->time > s->host_now)
+      st = LMS_ERR_UNSUPPORTED;
   }
   pthread_mutex_unlock(&s->mu);
   return st;
@@ -992,6 +1040,8 @@ static const lms_dev_ops_t sim_ops = {
     .destroy = sim_destroy,
     .ext_register = sim_ext_register,
     .ext_unregister = sim_ext_unregister,
+    .event_create_timed = sim_event_create_timed,
+    .event_elapsed = sim_event_elapsed,
 };
 
 /* ---- Creation and the fault spec ------------------------------------ */
@@ -1065,6 +1115,7 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   s->ngaps = 1;
   s->link = cfg->link;
   s->timing_only = cfg->timing_only != 0;
+  s->measured_waits = cfg->measured_waits != 0;
   s->page = page > 0 ? (size_t)page : 4096;
   memcpy(s->fail_op, fail_op, sizeof fail_op);
   s->fail_any = fail_any;

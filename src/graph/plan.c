@@ -747,7 +747,10 @@ static lms_status_t prefetch(lms__plan_t *p) {
    * that saw a late prefetch halves the bytes ahead, and a step whose
    * prefetches all arrived in time doubles them, between 1/64 of the
    * budget and the window's bytes.  The step that begins and the next are
-   * brought in whatever the bytes (prefetch_one). */
+   * brought in whatever the bytes (prefetch_one).  On a GPU a late
+   * prefetch is seen a little after its step, when the timed events
+   * around its wait are read (Note [Stalls measured after the fact] in
+   * swap/residency.c); `--sim-measured-waits` runs that here. */
   if (p->mode == MODE_ACTIVE) {
     int64_t late = p->swap->stats.prefetch_late.total;
     int64_t hits = p->swap->stats.prefetch_hits.total;

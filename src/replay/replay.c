@@ -326,6 +326,13 @@ lms_status_t lms__replay_run_timeline(const lms__workload_t *w,
                                       const lms__opts_t *opts, int iterations,
                                       lms__timeline_t *tl,
                                       lms__replay_result_t *out, char *err) {
+  /* The recorder reads when work ends from wait_cost (Note [Recording the
+   * timeline] in timeline.c), which measured waits withhold. */
+  if (opts->sim_measured_waits) {
+    lms__errf(err, "a timeline needs the simulated device to tell waits "
+              "ahead: run it without --sim-measured-waits");
+    return LMS_ERR_INVALID;
+  }
   return replay(w, opts, iterations, 0, NULL, NULL, tl, out, err);
 }
 

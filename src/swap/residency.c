@@ -294,6 +294,8 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   s->placement = cfg->placement;
   s->policy = cfg->policy;
   s->events.dev = dev;
+  s->timed_events.dev = dev;
+  s->timed_events.timed = 1;
   s->stats.version = LMS_STATS_VERSION;
   s->stats.device_limit = cfg->placement.capacity;
   s->stats.host_limit = cfg->host_limit;
@@ -1304,20 +1306,117 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   return LMS_OK;
 }
 
+/* Note [Stalls measured after the fact]
+ * Rationale: the adaptive window (Note [A window that adapts] in
+ * graph/plan.c) halves its reach after a late prefetch, so a device that
+ * never reports one leaves the window only growing.  A copy not done when
+ * the host enqueues the acquiring step is no proof of a stall on a GPU:
+ * the host runs ahead of the device, and by the time the stream gets
+ * there the copy is often long done.  Only the device knows when the
+ * stream got there.  CUDA cannot say it ahead (wait_cost answers only
+ * "no wait" for a finished event), but it can time it: a timed event
+ * recorded on the acquiring stream just before the stream_wait and one
+ * just after are apart by the wait, since nothing runs between them.
+ *
+ * Approach: where wait_cost cannot tell, the wait is bracketed by two
+ * timed events (event_create_timed) and the pair kept in a ring, oldest
+ * first.  The ring is read (event_elapsed, which waits for nothing) at
+ * every acquire, at every stats read and at sync: each pair whose second
+ * event is done adds its time to the stalls and counts its prefetch late,
+ * or a hit when the wait was within the timer's resolution
+ * (LMS__STALL_RESOLUTION_NS); reading stops at the first pair not yet
+ * done, so the counters take effect in order, a little after the step
+ * that waited.  The simulated device's timed events measure exactly what
+ * its wait_cost says ahead (Note [Timed events on the simulated device]),
+ * so `--sim-waits measured` runs this path and shows the lag.
+ *
+ * Costs: two event records per late-looking acquire, one query per read
+ * while pairs are pending.  A device with neither answer counts the
+ * acquire as a hit: it cannot tell.  When the ring or its events cannot
+ * be had, the wait is made unmeasured; nothing else depends on it. */
+#define LMS__STALL_RESOLUTION_NS 2000
+
+/* Reads the pairs whose waits are over, oldest first; with all, drops the
+ * rest unread (at fini). */
+static void read_probes(lms__swap_t *s, int all) {
+  lms_dev_t *d = s->dev;
+  while (s->probes_len > 0) {
+    struct lms__stall_probe *p = &s->probes[s->probes_head];
+    uint64_t ns = 0;
+    lms_status_t st = d->ops->event_elapsed(d, p->before, p->after, &ns);
+    if (st == LMS_NOT_READY && !all) break;
+    if (st == LMS_OK && ns > LMS__STALL_RESOLUTION_NS) {
+      lms__stat_add(&s->stats.stall_ns, (int64_t)ns);
+      if (p->prefetched) lms__stat_add(&s->stats.prefetch_late, 1);
+    } else if (st == LMS_OK || st == LMS_NOT_READY) {
+      if (p->prefetched) lms__stat_add(&s->stats.prefetch_hits, 1);
+    } else {
+      LMS_LOG(WARN, SWAP, "event_elapsed for a stall: %s", d->last_error);
+      if (p->prefetched) lms__stat_add(&s->stats.prefetch_hits, 1);
+    }
+    lms__evpool_put(&s->timed_events, p->before);
+    lms__evpool_put(&s->timed_events, p->after);
+    s->probes_head = (s->probes_head + 1) % s->probes_cap;
+    s->probes_len--;
+  }
+}
+
+/* stream_wait on ev, timed when the device can (Note [Stalls measured
+ * after the fact]).  *timed is 1 when a pair now measures it. */
+static lms_status_t wait_timed(lms__swap_t *s, void *stream, void *ev,
+                               int prefetched, int *timed) {
+  lms_dev_t *d = s->dev;
+  *timed = 0;
+  void *before = NULL, *after = NULL;
+  if (d->ops->event_elapsed != NULL && s->probes_len == s->probes_cap) {
+    size_t cap = s->probes_cap ? s->probes_cap * 2 : 16;
+    struct lms__stall_probe *v = malloc(cap * sizeof *v);
+    if (v != NULL) {
+      for (size_t i = 0; i < s->probes_len; i++)
+        v[i] = s->probes[(s->probes_head + i) % s->probes_cap];
+      free(s->probes);
+      s->probes = v;
+      s->probes_cap = cap;
+      s->probes_head = 0;
+    }
+  }
+  if (d->ops->event_elapsed != NULL && s->probes_len < s->probes_cap &&
+      lms__evpool_get(&s->timed_events, &before) == LMS_OK &&
+      lms__evpool_get(&s->timed_events, &after) == LMS_OK &&
+      d->ops->event_record(d, before, stream) == LMS_OK) {
+    lms_status_t st = d->ops->stream_wait(d, stream, ev);
+    if (st == LMS_OK && d->ops->event_record(d, after, stream) == LMS_OK) {
+      s->probes[(s->probes_head + s->probes_len) % s->probes_cap] =
+          (struct lms__stall_probe){before, after, prefetched};
+      s->probes_len++;
+      *timed = 1;
+      return LMS_OK;
+    }
+    lms__evpool_put(&s->timed_events, before);
+    lms__evpool_put(&s->timed_events, after);
+    return st;
+  }
+  lms__evpool_put(&s->timed_events, before);
+  lms__evpool_put(&s->timed_events, after);
+  return d->ops->stream_wait(d, stream, ev);
+}
+
 /* Note [Counting stalls and prefetches]
  * An acquire of a host-homed chunk is one of: a cache hit (resident since
  * an earlier use), a prefetch hit (brought in ahead and arrived), a late
  * prefetch (brought in ahead, still in flight: the stream waits), or a
  * demand miss (this acquire starts the swap-in).  The stall is how long
  * the acquiring stream sits waiting for the copy, as the device estimates
- * it (wait_cost); a device that cannot tell counts none but still counts
- * the late prefetch from event_query.  Under the on-demand policy the host
- * waits for the copy too, as caffe-ibm's synchronous swap-in did. */
+ * it ahead (wait_cost), or as timed events measure it after the fact where
+ * it cannot (Note [Stalls measured after the fact]).  Under the on-demand
+ * policy the host waits for the copy too, as caffe-ibm's synchronous
+ * swap-in did. */
 lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
                                unsigned access, void **dptr) {
   lms_dev_t *d = s->dev;
   int fresh = 0;
   int was_prefetched = c->prefetched;
+  if (s->probes_len > 0) read_probes(s, 0);
   if (c->host_homed && c->dptr == NULL) {
     /* An overwrite keeps nothing of the old bytes: no copy. */
     int had_data = c->has_data && !(access & LMS_ACCESS_OVERWRITE);
@@ -1334,19 +1433,22 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
       if (was_prefetched) lms__stat_add(&s->stats.prefetch_hits, 1);
     } else {
       uint64_t stall = 0;
-      if (d->ops->wait_cost != NULL &&
-          d->ops->wait_cost(d, stream, c->ready_ev, &stall) != LMS_OK)
-        stall = 0;
-      lms_status_t st = d->ops->stream_wait(d, stream, c->ready_ev);
+      int known = d->ops->wait_cost != NULL &&
+                  d->ops->wait_cost(d, stream, c->ready_ev, &stall) == LMS_OK;
+      int timed = 0;
+      lms_status_t st =
+          known ? d->ops->stream_wait(d, stream, c->ready_ev)
+                : wait_timed(s, stream, c->ready_ev, was_prefetched, &timed);
       if (st != LMS_OK) {
         /* The chunk stays resident and unpinned: evictable as usual. */
         if (fresh) lru_push(s, c);
         return device_error(s, st, "stream_wait for a swap-in");
       }
+      if (!known) stall = 0; /* timed: counted when read; else unknown */
       lms__stat_add(&s->stats.stall_ns, (int64_t)stall);
-      if (was_prefetched)
-        lms__stat_add(&s->stats.prefetch_late, stall > 0 ? 1 : 0);
-      if (was_prefetched && stall == 0)
+      if (was_prefetched && stall > 0)
+        lms__stat_add(&s->stats.prefetch_late, 1);
+      if (was_prefetched && stall == 0 && !timed)
         lms__stat_add(&s->stats.prefetch_hits, 1);
       if (s->policy == LMS_POLICY_ONDEMAND &&
           d->ops->event_sync(d, c->ready_ev) == LMS_OK)
@@ -1459,10 +1561,12 @@ lms_status_t lms__swap_sync(lms__swap_t *s) {
   st = d->ops->stream_sync(d, s->d2h);
   if (st != LMS_OK) return device_error(s, st, "stream_sync (device to host)");
   process_deferred(s, 1);
+  if (s->probes_len > 0) read_probes(s, 0);
   return lms__devcache_sync(&s->cache);
 }
 
 void lms__swap_stats(lms__swap_t *s, lms_stats_t *out) {
+  if (s->probes_len > 0) read_probes(s, 0);
   int64_t pinned = (int64_t)lms__hostpool_pinned(s->pool);
   s->stats.host_pinned.current = pinned;
   if (pinned > s->stats.host_pinned.peak) s->stats.host_pinned.peak = pinned;
@@ -1504,6 +1608,11 @@ void lms__swap_fini(lms__swap_t *s) {
   s->pool = NULL;
   lms__node_ledger_leave(s->node);
   s->node = NULL;
+  read_probes(s, 1);
+  free(s->probes);
+  s->probes = NULL;
+  s->probes_cap = s->probes_head = 0;
+  lms__evpool_fini(&s->timed_events);
   lms__evpool_fini(&s->events);
   s->dev->ops->stream_destroy(s->dev, s->h2d);
   s->dev->ops->stream_destroy(s->dev, s->d2h);

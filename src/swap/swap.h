@@ -137,6 +137,14 @@ typedef struct lms__swap {
   lms__deferred_t *deferred;   /* oldest first */
   lms__deferred_t *deferred_tail;
   lms__evpool_t events;
+  /* Waits being timed, oldest first, in a ring (Note [Stalls measured
+   * after the fact] in residency.c), and the timed events they use. */
+  struct lms__stall_probe {
+    void *before, *after;
+    int prefetched;
+  } *probes;
+  size_t probes_head, probes_len, probes_cap;
+  lms__evpool_t timed_events;
   char *err;                   /* the owner's last-error buffer */
 } lms__swap_t;
 
