@@ -1053,11 +1053,22 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
    * comes back later than it would have (the relearning test shows one in
    * eight late, none missed).  Writing dirty chunks back early while
    * keeping them resident was tried instead and gained nothing: the room,
-   * not the write-back, is what the next copy waits for. */
+   * not the write-back, is what the next copy waits for.  The room is for
+   * the window's prefetches, so it is no larger than the bytes the window
+   * looks ahead now (Note [A window that adapts]): where prefetches come
+   * late the link is the limit, and room held empty beyond what the
+   * window will fill only pushes out what is reused (streaming at 2x held
+   * three of its 24 weight blocks empty for good; the five-trace sweep's
+   * median went from 1.107 to 1.069 of the lower bound, GoogLeNet b10 at
+   * 16 GiB unchanged; bench/results/2026-11-24-sim-measured-waits.md). */
   if (p->mode == MODE_ACTIVE && p->policy != LMS_POLICY_ONDEMAND &&
       p->window.steps > 0)
-    LMS_CHECK(lms__swap_make_room(p->swap, p->swap->placement.capacity / 8,
-                                  p->t + 2));
+  {
+    uint64_t reserve = p->swap->placement.capacity / 8;
+    if (p->ahead_limit > 0 && p->ahead_limit < reserve)
+      reserve = p->ahead_limit;
+    LMS_CHECK(lms__swap_make_room(p->swap, reserve, p->t + 2));
+  }
   /* Note [Writing back ahead] in residency.c: about the next victim.
    * There is none to write for when the most chunk bytes ever live at
    * once (the period's peak, once an iteration has run) fit on the device
