@@ -161,6 +161,37 @@ void lms__evpool_put(lms__evpool_t *p, void *ev);
 /* Destroys the spare events. */
 void lms__evpool_fini(lms__evpool_t *p);
 
+/* ---- Decorators (wrap.c) --------------------------------------------- */
+
+/* A device in front of another (Note [Decorating a device] in wrap.c). */
+typedef struct lms__dev_wrap lms__dev_wrap_t;
+typedef struct lms__dev_wrap_hooks {
+  /* Optional.  Each call that can fail, by its LMS__DEV_OPS_MAP name,
+   * before it is forwarded; a status other than LMS_OK fails it there,
+   * with the reason in w->head.last_error. */
+  lms_status_t (*enter)(lms__dev_wrap_t *w, lms__dev_op_t op);
+  /* Optional.  Each compute, copy_h2d and copy_d2h on `stream` (bytes: a
+   * copy's), with after = 0 before it is forwarded, and after = 1 once it
+   * was enqueued. */
+  void (*work)(lms__dev_wrap_t *w, lms__dev_op_t op, void *stream,
+               size_t bytes, int after);
+  /* Optional.  At destroy, before the inner device is destroyed: frees
+   * what the decorator holds (the wrapper itself, if it allocated it). */
+  void (*fini)(lms__dev_wrap_t *w);
+} lms__dev_wrap_hooks_t;
+struct lms__dev_wrap {
+  lms_dev_t head; /* first: a lms_dev_t * to a wrapper is one to this */
+  lms_dev_ops_t ops;
+  lms_dev_t *inner;
+  const lms__dev_wrap_hooks_t *hooks;
+};
+/* Makes w a device that forwards to inner, which it then owns. */
+void lms__dev_wrap_init(lms__dev_wrap_t *w, lms_dev_t *inner,
+                        const lms__dev_wrap_hooks_t *hooks);
+int lms__dev_is_wrap(const lms_dev_t *d);
+/* The device under every wrapper of d; d itself when it is no wrapper. */
+lms_dev_t *lms__dev_unwrap(lms_dev_t *d);
+
 /* ---- Fault injection (faults.c) -------------------------------------- */
 
 /* Parses "OP:N[,OP:N]" (N a decimal >= 1; OP a device operation, or "any"
@@ -178,8 +209,6 @@ lms_status_t lms__fault_status(lms__dev_op_t op);
 lms_status_t lms__faulty_wrap(lms_dev_t *inner, const char *spec,
                               lms_dev_t **out, char *err);
 int lms__dev_is_faulty(const lms_dev_t *d);
-/* The device a wrapper wraps; d itself when it is no wrapper. */
-lms_dev_t *lms__dev_unwrap(lms_dev_t *d);
 /* Arms the nth call (counted from wrapping) of op, or of any operation,
  * to fail; n = 0 disarms.  No-ops on a device that is no wrapper. */
 void lms__faulty_fail_op(lms_dev_t *d, lms__dev_op_t op, uint64_t n);

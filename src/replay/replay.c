@@ -35,7 +35,7 @@ static uint64_t prefetches_open(lms_ctx_t *ctx) {
 static void take_stats(lms_ctx_t *ctx, lms_stats_t *st, lms__sim_report_t *rep) {
   lms_stats_get(ctx, st);
   memset(rep, 0, sizeof *rep);
-  lms__sim_report(ctx->dev, rep);
+  lms__sim_report(lms__dev_unwrap(ctx->dev), rep);
 }
 
 static void diff_iter(const lms_stats_t *a, const lms_stats_t *b,
@@ -120,7 +120,21 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     st = LMS_ERR_HOST_OOM;
     goto done;
   }
-  st = lms_ctx_create(o, &ctx);
+  if (tl != NULL) {
+    /* The recorder stands in front of the device from the start (Note
+     * [Recording the timeline] in timeline.c). */
+    lms_dev_t *dev = NULL, *rec = NULL;
+    st = lms__dev_open(&o->v, &dev, err);
+    if (st != LMS_OK) goto done;
+    st = lms__tl_wrap(tl, dev, &rec, err);
+    if (st != LMS_OK) {
+      dev->ops->destroy(dev);
+      goto done;
+    }
+    st = lms__ctx_create_on(o, rec, &ctx);
+  } else {
+    st = lms_ctx_create(o, &ctx);
+  }
   if (st != LMS_OK) {
     lms__errf(err, "cannot create the context: %s", lms_status_name(st));
     goto done;
@@ -195,7 +209,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     uint64_t open_before = prefetches_open(ctx);
     uint64_t t0 = lms_now_ns(ctx);
     if (tl != NULL && it == iterations - 1) {
-      st = lms__tl_attach(tl, ctx->dev, err);
+      st = lms__tl_start(tl, err);
       if (st != LMS_OK) goto done;
     }
     for (uint32_t s = 0; s < w->nsteps; s++) {
@@ -258,7 +272,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
       lms__errf(err, "%s", lms_ctx_last_error(ctx));
       goto done;
     }
-    if (tl != NULL) lms__tl_detach(tl);
+    if (tl != NULL) lms__tl_stop(tl);
     take_stats(ctx, &after, &rafter);
     lms__replay_iter_t *ir = &out->iter[it];
     diff_iter(&before, &after, &rbefore, &rafter, ir);
@@ -296,7 +310,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   out->period = info.period;
 
 done:
-  if (tl != NULL) lms__tl_detach(tl);
+  if (tl != NULL) lms__tl_stop(tl);
   if (ctx != NULL) {
     for (uint32_t i = 0; i < w->nchunks; i++)
       if (chunks != NULL && chunks[i] != NULL) lms_free(ctx, chunks[i]);
@@ -326,13 +340,6 @@ lms_status_t lms__replay_run_timeline(const lms__workload_t *w,
                                       const lms__opts_t *opts, int iterations,
                                       lms__timeline_t *tl,
                                       lms__replay_result_t *out, char *err) {
-  /* The recorder reads when work ends from wait_cost (Note [Recording the
-   * timeline] in timeline.c), which measured waits withhold. */
-  if (opts->sim_measured_waits) {
-    lms__errf(err, "a timeline needs the simulated device to tell waits "
-              "ahead: run it without --sim-measured-waits");
-    return LMS_ERR_INVALID;
-  }
   return replay(w, opts, iterations, 0, NULL, NULL, tl, out, err);
 }
 

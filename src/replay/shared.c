@@ -63,18 +63,19 @@ static int step_hook(void *arg, lms_ctx_t *ctx, uint32_t step) {
   hook_state_t *h = arg;
   (void)step;
   uint64_t call = h->calls++;
+  lms_dev_t *sim = lms__dev_unwrap(ctx->dev);
   if (call == 0 && h->share != NULL &&
-      lms__sim_share_link(ctx->dev, h->share) != LMS_OK) {
-    lms__errf(h->err, "%s", ctx->dev->last_error);
+      lms__sim_share_link(sim, h->share) != LMS_OK) {
+    lms__errf(h->err, "%s", sim->last_error);
     return 1;
   }
   /* After the last step of the next-to-last iteration: record the last. */
-  if (call + 1 == h->total - h->nsteps) lms__sim_record_copies(ctx->dev, 1);
+  if (call + 1 == h->total - h->nsteps) lms__sim_record_copies(sim, 1);
   if (call + 1 == h->total) {
     for (int d = 0; d < LMS__DIR_COUNT; d++) {
       const lms__copy_span_t *v;
       size_t n;
-      lms__sim_copy_spans(ctx->dev, d, &v, &n);
+      lms__sim_copy_spans(sim, d, &v, &n);
       h->spans[d] = malloc((n ? n : 1) * sizeof *v);
       if (h->spans[d] == NULL) {
         lms__errf(h->err, "no host memory for the copy timeline");
@@ -83,7 +84,7 @@ static int step_hook(void *arg, lms_ctx_t *ctx, uint32_t step) {
       if (n) memcpy(h->spans[d], v, n * sizeof *v);
       h->n[d] = n;
     }
-    lms__sim_record_copies(ctx->dev, 0);
+    lms__sim_record_copies(sim, 0);
   }
   return 0;
 }

@@ -3,8 +3,8 @@
  * the simulated device's clock, each tagged with the step it belongs to.
  *
  * It is what `lms report` draws as the profiler's picture of a few steps.
- * Every interval is read back from the simulated device as the work is
- * enqueued (Note [Recording the timeline] in timeline.c); none is computed
+ * Every interval is read back from the device, with timed events around
+ * the work (Note [Recording the timeline] in timeline.c); none is computed
  * from a model of the device.
  *
  * Invariants: spans are stored in the order the work was enqueued, so the
@@ -37,24 +37,29 @@ typedef struct lms__timeline {
   lms__tl_span_t *spans;
   size_t n, cap;
   uint64_t origin_ns;       /* the device clock when recording began */
-  uint64_t end_ns;          /* ... and when it ended */
+  uint64_t end_ns;          /* ... and when the last work recorded ended */
   uint32_t step;            /* set by the replay before each step */
-  int truncated;            /* spans were dropped for want of memory */
-  /* Private: the device while attached, and its own table. */
-  lms_dev_t *dev;
-  const lms_dev_ops_t *inner;
-  lms_dev_ops_t ops;
-  void *probe_stream, *probe_event;
+  int truncated;            /* spans were dropped: no memory, or no event */
+  struct lms__tl_dev *dev;  /* private: the recorder, while it lives */
 } lms__timeline_t;
 
 void lms__tl_init(lms__timeline_t *tl);
+/* Frees the spans; the recorder, if it still lives, stops recording. */
 void lms__tl_free(lms__timeline_t *tl);
 
-/* Starts recording the work enqueued on d, a simulated device with no work
- * in flight on other threads.  LMS_ERR_UNSUPPORTED for any other device:
- * only the simulated one can say when its work ran. */
-lms_status_t lms__tl_attach(lms__timeline_t *tl, lms_dev_t *d, char *err);
-/* Stops recording and gives d back its own table; the spans stay. */
-void lms__tl_detach(lms__timeline_t *tl);
+/* Wraps inner in a recorder (Note [Recording the timeline] in
+ * timeline.c): a device that forwards every call to inner and, between
+ * lms__tl_start and lms__tl_stop, notes when each kernel and copy enqueued
+ * through it runs.  inner must time events (event_create_timed);
+ * LMS_ERR_UNSUPPORTED otherwise.  On success the recorder owns inner and
+ * tl must outlive it; on failure inner is untouched. */
+lms_status_t lms__tl_wrap(lms__timeline_t *tl, lms_dev_t *inner,
+                          lms_dev_t **out, char *err);
+/* Starts recording; the spans recorded before are dropped. */
+lms_status_t lms__tl_start(lms__timeline_t *tl, char *err);
+/* Stops recording and reads when each piece of work ran, which must be
+ * done by now (the caller waited for it); work not done is counted in
+ * `truncated`.  A no-op when not recording. */
+void lms__tl_stop(lms__timeline_t *tl);
 
 #endif
