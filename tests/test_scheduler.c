@@ -1847,3 +1847,57 @@ Test(measured, late_prefetches_are_seen_after_the_fact, .timeout = 300) {
   cr_assert(le(u64, late[1], late[0] * 2));
   cr_assert(gt(u64, stall[1], 0));
 }
+
+/* Note [Recording the timeline] in replay/timeline.c: the recorder, a
+ * decorator timing each kernel and copy with timed events, draws what the
+ * device did: per engine, the spans are in order, never overlap, and add
+ * up to the engine's busy time over the recorded iteration, and the
+ * copies' bytes to the bytes moved; with waits known ahead and measured
+ * after the fact alike. */
+Test(timeline, spans_add_up_to_what_each_engine_did, .timeout = 300) {
+  for (size_t i = 0; i < NBUILTINS; i++) {
+    lms__workload_t w;
+    build_builtin(&builtins[i], &w);
+    for (int m = 0; m < 2; m++) {
+      lms_options_t *o = options("gpu-limit", builtins[i].limit, "policy",
+                                 "schedule", "link", "pcie3", "sim-bytes",
+                                 "off", "sim-measured-waits", m ? "on" : "off",
+                                 NULL);
+      lms__timeline_t tl;
+      lms__tl_init(&tl);
+      lms__replay_result_t res;
+      char err[LMS__ERRBUF] = "";
+      cr_assert(eq(int, lms__replay_run_timeline(&w, &o->v, 3, &tl, &res, err),
+                   LMS_OK), "%s: %s", w.name, err);
+      lms_options_destroy(o);
+      cr_assert(eq(int, tl.truncated, 0), "%s", w.name);
+      uint64_t busy[LMS__TL_ENGINES] = {0}, bytes[LMS__TL_ENGINES] = {0};
+      uint64_t last_end[LMS__TL_ENGINES] = {0};
+      for (size_t k = 0; k < tl.n; k++) {
+        const lms__tl_span_t *s = &tl.spans[k];
+        cr_assert(le(u64, s->start_ns, s->end_ns));
+        cr_assert(ge(u64, s->start_ns, tl.origin_ns));
+        cr_assert(ge(u64, s->start_ns, last_end[s->engine]),
+                  "%s: span %zu of engine %d overlaps the one before",
+                  w.name, k, s->engine);
+        last_end[s->engine] = s->end_ns;
+        busy[s->engine] += s->end_ns - s->start_ns;
+        bytes[s->engine] += s->bytes;
+      }
+      const lms__replay_iter_t *it = &res.last;
+      cr_log_info("%s, waits %s: %zu spans; compute %.1f of %.1f ms, in "
+                  "%.1f of %.1f, out %.1f of %.1f", w.name,
+                  m ? "measured" : "known", tl.n, busy[0] / 1e6,
+                  it->compute_ns / 1e6, busy[1] / 1e6, it->h2d_busy_ns / 1e6,
+                  busy[2] / 1e6, it->d2h_busy_ns / 1e6);
+      cr_assert(gt(sz, tl.n, 0));
+      cr_assert(eq(u64, busy[LMS__TL_COMPUTE], it->compute_ns), "%s", w.name);
+      cr_assert(eq(u64, busy[LMS__TL_H2D], it->h2d_busy_ns), "%s", w.name);
+      cr_assert(eq(u64, busy[LMS__TL_D2H], it->d2h_busy_ns), "%s", w.name);
+      cr_assert(eq(u64, bytes[LMS__TL_H2D], it->bytes_h2d), "%s", w.name);
+      cr_assert(eq(u64, bytes[LMS__TL_D2H], it->bytes_d2h), "%s", w.name);
+      lms__tl_free(&tl);
+    }
+    lms__wl_free(&w);
+  }
+}
