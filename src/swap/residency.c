@@ -32,7 +32,7 @@
 
 int lms__swap_reference;
 /* Counted atomically: contexts on other threads count too. */
-uint64_t lms__swap_indexed_ranges, lms__swap_indexed_done;
+uint64_t lms__swap_indexed_ranges;
 
 static lms_status_t device_error(lms__swap_t *s, lms_status_t st,
                                  const char *what) {
@@ -87,18 +87,6 @@ static int indexed(const lms__swap_t *s, const lms_chunk_t *c) {
   return s->index_built && c->index_gen == s->index_gen;
 }
 
-static int cmp_done(const lms__avl_node_t *a, const lms__avl_node_t *b) {
-  return cmp_use(&LMS__CONTAINER_OF(a, lms_chunk_t, done_node)->use_node,
-                 &LMS__CONTAINER_OF(b, lms_chunk_t, done_node)->use_node);
-}
-
-/* Into by_use_done, if indexed, known done and not prefetched. */
-static void done_put(lms__swap_t *s, lms_chunk_t *c) {
-  if (!indexed(s, c) || c->busy_q >= 0 || c->prefetched) return;
-  c->in_done = 1;
-  lms__avl_insert(&s->by_use_done, &c->done_node);
-}
-
 /* By size, clean first, then the newest segment (by_size); with `use`,
  * the furthest next use before the segment (by_size_use). */
 static int cmp_by_size(const lms_chunk_t *x, const lms_chunk_t *y, int use) {
@@ -123,10 +111,8 @@ static void index_put(lms__swap_t *s, lms_chunk_t *c) {
   if (!s->index_built) return;
   c->use_key = s->next_use(s->next_use_arg, c);
   c->index_gen = s->index_gen;
-  c->in_done = 0;
   c->in_sizeu = 0;
   lms__avl_insert(&s->by_use, &c->use_node);
-  done_put(s, c);
   if (c->seg_large) {
     c->in_sizeu = 1;
     lms__avl_insert(&s->by_size_use, &c->sizeu_node);
@@ -136,9 +122,7 @@ static void index_put(lms__swap_t *s, lms_chunk_t *c) {
 static void index_drop(lms__swap_t *s, lms_chunk_t *c) {
   if (!indexed(s, c)) return;
   lms__avl_remove(&s->by_use, &c->use_node);
-  if (c->in_done) lms__avl_remove(&s->by_use_done, &c->done_node);
   if (c->in_sizeu) lms__avl_remove(&s->by_size_use, &c->sizeu_node);
-  c->in_done = 0;
   c->in_sizeu = 0;
   c->index_gen = 0;
 }
@@ -157,7 +141,6 @@ static void set_clean(lms__swap_t *s, lms_chunk_t *c) {
 
 void lms__swap_use_index(lms__swap_t *s, int on) {
   lms__avl_init(&s->by_use, cmp_use);
-  lms__avl_init(&s->by_use_done, cmp_done);
   lms__avl_init(&s->by_size_use, cmp_sizeu);
   s->index_gen++;
   s->index_built = 0;
@@ -177,82 +160,6 @@ void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c) {
   index_put(s, c);
 }
 
-/* Note [Chunks whose users are done]
- * Victims whose users are done come first (Note [Choosing victims]), and
- * a walk of by_use that asked each chunk passed over every one still in
- * use, which with the host far ahead of the device is most of those
- * released lately: O(n) a walk, at 200,000 references an iteration a
- * quarter of `lms sim`'s time.  So the LRU list is split by that answer.
- * A chunk joins it just after its release recorded its use's event, so a
- * chunk used on one stream joins that stream's queue at the tail, and
- * each queue is in the order its events complete; a chunk with no use is
- * done at once.  Before a victim is chosen, each queue gives up its head
- * while the head's users are done (uses_done: the copy into its block
- * would not wait), and a chunk given up stays done until it leaves the
- * list, since whether work is done only ever changes to yes.  The chunks
- * known done, less those prefetched, are by_use_done, by_use's order: the
- * first there is the furthest done with, in O(log n).  A chunk used on
- * several streams, or on a stream past LMS__BUSY_QUEUES, waits in the
- * last queue, which is asked whole each time, as before.  So each chunk
- * is asked about once for each time it joins the list, where the walk
- * asked it at every victim. */
-static void busy_unlink(lms__swap_t *s, lms_chunk_t *c) {
-  if (c->busy_q < 0) return;
-  struct lms__busy_queue *q = &s->busy[c->busy_q];
-  if (c->busy_prev) c->busy_prev->busy_next = c->busy_next;
-  else q->head = c->busy_next;
-  if (c->busy_next) c->busy_next->busy_prev = c->busy_prev;
-  else q->tail = c->busy_prev;
-  c->busy_prev = c->busy_next = NULL;
-  c->busy_q = -1;
-}
-
-static void busy_push(lms__swap_t *s, lms_chunk_t *c) {
-  c->busy_q = -1;
-  c->busy_prev = c->busy_next = NULL;
-  if (c->nuses == 0) return;
-  int q = LMS__BUSY_QUEUES;
-  if (c->nuses == 1) {
-    int free_q = -1;
-    for (int i = 0; i < LMS__BUSY_QUEUES; i++) {
-      if (s->busy[i].head != NULL && s->busy[i].stream == c->uses[0].stream) {
-        free_q = i;
-        break;
-      }
-      if (s->busy[i].head == NULL && free_q < 0) free_q = i;
-    }
-    if (free_q >= 0) q = free_q;
-  }
-  struct lms__busy_queue *bq = &s->busy[q];
-  if (bq->head == NULL && q < LMS__BUSY_QUEUES) bq->stream = c->uses[0].stream;
-  c->busy_q = q;
-  c->busy_prev = bq->tail;
-  if (bq->tail) bq->tail->busy_next = c;
-  else bq->head = c;
-  bq->tail = c;
-}
-
-static int uses_done(lms__swap_t *s, const lms_chunk_t *c);
-
-/* Gives up the heads whose users are done (Note [Chunks whose users are
- * done]). */
-static void busy_refresh(lms__swap_t *s) {
-  for (int i = 0; i < LMS__BUSY_QUEUES; i++) {
-    lms_chunk_t *c;
-    while ((c = s->busy[i].head) != NULL && uses_done(s, c)) {
-      busy_unlink(s, c);
-      done_put(s, c);
-    }
-  }
-  lms_chunk_t *next;
-  for (lms_chunk_t *c = s->busy[LMS__BUSY_QUEUES].head; c != NULL; c = next) {
-    next = c->busy_next;
-    if (!uses_done(s, c)) continue;
-    busy_unlink(s, c);
-    done_put(s, c);
-  }
-}
-
 static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
   c->lru_tick = ++s->lru_ticks;
   c->lru_next = NULL;
@@ -262,7 +169,6 @@ static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
   s->lru_tail = c;
   c->in_lru = 1;
   if (c->seg_large) lms__avl_insert(&s->by_size, &c->size_node);
-  busy_push(s, c);
   index_put(s, c);
 }
 
@@ -276,7 +182,6 @@ static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
   c->in_lru = 0;
   if (c->seg_large) lms__avl_remove(&s->by_size, &c->size_node);
   index_drop(s, c);
-  busy_unlink(s, c);
 }
 
 /* ---- Setup --------------------------------------------------------------- */
@@ -285,7 +190,6 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
                             const lms__swap_config_t *cfg, char *err) {
   memset(s, 0, sizeof *s);
   lms__avl_init(&s->by_use, cmp_use);
-  lms__avl_init(&s->by_use_done, cmp_done);
   lms__avl_init(&s->by_size, cmp_size);
   lms__avl_init(&s->by_size_use, cmp_sizeu);
   s->index_gen = 1;
@@ -361,41 +265,21 @@ static uint64_t bytes_acquired(const lms__swap_t *s, uint64_t *dev_homed) {
  * A prefetch for step `need` takes a victim only if that victim's next use
  * is later than `need`: bringing in what is needed later at the cost of
  * what is needed sooner would only add traffic.  For a demand swap-in
- * (need = LMS__NEVER) any victim will do. */
-/* 1 if the work that used c is done as far as the host-to-device stream
- * is concerned: a copy into c's block would not wait for it. */
-static int uses_done(lms__swap_t *s, const lms_chunk_t *c) {
-  lms_dev_t *d = s->dev;
-  for (int i = 0; i < c->nuses; i++) {
-    uint64_t wait = 0;
-    if (d->ops->wait_cost != NULL &&
-        d->ops->wait_cost(d, s->h2d, c->uses[i].event, &wait) == LMS_OK) {
-      if (wait > 0) return 0;
-    } else if (d->ops->event_query(d, c->uses[i].event) != LMS_OK) {
-      return 0;
-    }
-  }
-  return 1;
-}
-
-/* Under the schedule policy, a chunk whose users are still running makes
- * the copy into its block wait for them, which can cost more than the
- * bytes it saves; so the furthest next use among chunks whose users are
- * done is preferred, and the furthest overall taken only when there is
- * none. */
-/* One chunk of a walk in victim order: c itself if it is the choice (not
- * prefetched, and done with); otherwise NULL, noting the first chunk not
- * prefetched in *best and the first prefetched in *pf, the fallbacks. */
-static lms_chunk_t *victim_in_order(lms__swap_t *s, lms_chunk_t *c,
-                                    lms_chunk_t **best, lms_chunk_t **pf) {
-  if (c->prefetched) {
-    if (*pf == NULL) *pf = c;
-    return NULL;
-  }
-  if (*best == NULL) *best = c;
-  return uses_done(s, c) ? c : NULL;
-}
-
+ * (need = LMS__NEVER) any victim will do.  A prefetched chunk not yet used
+ * is taken last: the copy that brought it would have been for nothing.
+ *
+ * Whether the victim's users are still running does not enter the
+ * choice.  It once did (the furthest among chunks whose users were done
+ * came first, as the copy into a busy chunk's block waits for them), but
+ * what "done" meant was the simulated device's answer to how long the
+ * host-to-device stream would wait (wait_cost), which a GPU cannot give:
+ * CUDA can only say whether the work is done now, and with the host ahead
+ * of the device that picks the chunks released longest ago, close to LRU.
+ * Run as a GPU can (--sim-measured-waits), the five-trace sweep was at a
+ * median 1.145 of the lower bound, worst 1.734, with the preference, and
+ * 1.062 / 1.514 without it; with waits known, 1.069 / 1.526 with and
+ * 1.066 / 1.526 without (bench/results/2026-11-24-sim-measured-waits.md).
+ * Without it the choice is the same whatever the device can tell. */
 static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
   lms_chunk_t *head = s->lru_head;
   if (head == NULL) return NULL;
@@ -404,61 +288,39 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
     uint64_t u = s->next_use(s->next_use_arg, head);
     return need != LMS__NEVER && u <= need ? NULL : head;
   }
-  lms_chunk_t *best = NULL, *best_done = NULL, *best_pf = NULL;
-  uint64_t best_use = 0, best_done_use = 0, best_pf_use = 0;
+  lms_chunk_t *best_pf = NULL;
   if (s->flat_use) {
     /* No schedule is active and every next use is the same: the scan
-     * below would take the first chunk done with in LRU order, else the
-     * first not prefetched, else the first prefetched (ties go to the
-     * older).  Walking the list to the first done with is that choice
-     * without the next use of every chunk: setup, writing each weight
-     * into a full device, took O(n) a weight. */
-    for (lms_chunk_t *c = head; c != NULL; c = c->lru_next)
-      if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
-    return best != NULL ? best : best_pf;
+     * below would take the first chunk not prefetched in LRU order, else
+     * the first prefetched (ties go to the older).  Walking the list is
+     * that choice without the next use of every chunk: setup, writing
+     * each weight into a full device, took O(n) a weight. */
+    for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
+      if (!c->prefetched) return c;
+      if (best_pf == NULL) best_pf = c;
+    }
+    return best_pf;
   }
-  if (s->use_index) {
-    /* The same choice, walking from the furthest next use (Note [Victims
-     * by next use]): the first chunk done with is the furthest of those;
-     * failing that the furthest not prefetched, then the furthest. */
+  if (s->use_index && !lms__swap_reference) {
+    /* The same choice as the scan below, walking from the furthest next
+     * use (Note [Victims by next use]): the furthest not prefetched, else
+     * the furthest. */
     build_index(s);
-    if (lms__swap_reference) {
-      for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
-           n = lms__avl_next(&s->by_use, n)) {
-        lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
-        if (need != LMS__NEVER && c->use_key <= need) break;
-        if (victim_in_order(s, c, &best, &best_pf) != NULL) return c;
-      }
-      return best != NULL ? best : best_pf;
-    }
-    busy_refresh(s);
-    lms__avl_node_t *d = lms__avl_first(&s->by_use_done);
-    if (d != NULL) {
-      lms_chunk_t *c = LMS__CONTAINER_OF(d, lms_chunk_t, done_node);
-      if (need == LMS__NEVER || c->use_key > need) {
-        __atomic_fetch_add(&lms__swap_indexed_done, 1, __ATOMIC_RELAXED);
-        return c;
-      }
-    }
-    /* None done: the furthest not prefetched, else the furthest. */
     for (lms__avl_node_t *n = lms__avl_first(&s->by_use); n != NULL;
          n = lms__avl_next(&s->by_use, n)) {
       lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
       if (need != LMS__NEVER && c->use_key <= need) break;
-      if (c->prefetched) {
-        if (best_pf == NULL) best_pf = c;
-        continue;
-      }
-      return c;
+      if (!c->prefetched) return c;
+      if (best_pf == NULL) best_pf = c;
     }
     return best_pf;
   }
+  lms_chunk_t *best = NULL;
+  uint64_t best_use = 0, best_pf_use = 0;
   for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
     uint64_t u = s->next_use(s->next_use_arg, c);
     if (need != LMS__NEVER && u <= need) continue;
     if (c->prefetched) {
-      /* Brought in for a use still ahead: the last resort, or the copy
-       * that brought it was for nothing. */
       if (best_pf == NULL || u > best_pf_use) {
         best_pf = c;
         best_pf_use = u;
@@ -469,12 +331,7 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
       best = c;
       best_use = u;
     }
-    if ((best_done == NULL || u > best_done_use) && uses_done(s, c)) {
-      best_done = c;
-      best_done_use = u;
-    }
   }
-  if (best_done != NULL) return best_done;
   return best != NULL ? best : best_pf;
 }
 
@@ -930,37 +787,21 @@ static int room_short(const lms__swap_t *s, uint64_t bytes) {
 }
 
 lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after) {
-  if (s->use_index && s->policy == LMS_POLICY_SCHEDULE) {
-    /* pick_victim, called again and again, would take the chunks done
-     * with in order of next use, then the others not prefetched, then the
-     * prefetched ones, walking past the same chunks each time.  Nothing
-     * here moves the device's clock, so which are done does not change:
-     * three walks take them in that same order (Note [Victims by next
-     * use]): the first over by_use_done alone, O((victims + 1) log n);
-     * the other two over by_use, the second passing only prefetched
-     * chunks. */
+  if (s->use_index && s->policy == LMS_POLICY_SCHEDULE &&
+      !lms__swap_reference) {
+    /* pick_victim, called again and again, would take the chunks not
+     * prefetched in order of next use, then the prefetched ones, walking
+     * past the same chunks each time: two walks of by_use take them in
+     * that order (Note [Victims by next use]), the second passing only
+     * prefetched chunks. */
     build_index(s);
-    busy_refresh(s);
-    /* Pass 0 walks the chunks done with alone (Note [Chunks whose users
-     * are done]). */
-    lms__avl_node_t *dn = lms__avl_first(&s->by_use_done);
-    while (!lms__swap_reference && dn != NULL && room_short(s, bytes)) {
-      lms_chunk_t *c = LMS__CONTAINER_OF(dn, lms_chunk_t, done_node);
-      if (after != LMS__NEVER && c->use_key <= after) break;
-      dn = lms__avl_next(&s->by_use_done, dn);
-      __atomic_fetch_add(&lms__swap_indexed_done, 1, __ATOMIC_RELAXED);
-      LMS_CHECK(evict(s, c));
-    }
-    for (int pass = lms__swap_reference ? 0 : 1; pass < 3 && room_short(s, bytes);
-         pass++) {
+    for (int pass = 0; pass < 2 && room_short(s, bytes); pass++) {
       lms__avl_node_t *n = lms__avl_first(&s->by_use);
       while (n != NULL && room_short(s, bytes)) {
         lms_chunk_t *c = LMS__CONTAINER_OF(n, lms_chunk_t, use_node);
         if (after != LMS__NEVER && c->use_key <= after) break;
         n = lms__avl_next(&s->by_use, n); /* by key: c may leave the tree */
-        int take = pass == 2 ? c->prefetched
-                   : !c->prefetched && (pass == 1 || uses_done(s, c));
-        if (take) LMS_CHECK(evict(s, c));
+        if ((pass == 1) == (c->prefetched != 0)) LMS_CHECK(evict(s, c));
       }
     }
     return LMS_OK;
@@ -986,8 +827,10 @@ lms_status_t lms__swap_make_room(lms__swap_t *s, uint64_t bytes, uint64_t after)
  * up to `bytes` of them, clean or dirty, each dirty one is written home
  * and stays resident.  Its eviction later is a free drop, and its copy
  * ran while the step that made it dirty was still near: during the
- * update, whose copies in leave the outgoing direction idle.  Only chunks
- * whose users are done are written, so the copy never waits.  A chunk
+ * update, whose copies in leave the outgoing direction idle.  The copy
+ * waits on the device-to-host stream for the chunk's users (write_home);
+ * which users are done is not asked first, as a GPU could only say
+ * whether they are done now (Note [Choosing victims]).  A chunk
  * written again before it leaves costs its copy for nothing, and where
  * the outgoing direction is the bottleneck every such copy costs time, so
  * the planner passes a small budget (1/256 of the device budget: about
@@ -1014,7 +857,7 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
     /* write_home keeps c resident and indexed: the walk goes on. */
     n = lms__avl_next(&s->by_use, n);
     seen += c->size;
-    if (!c->dirty || c->home_unknown || !uses_done(s, c)) continue;
+    if (!c->dirty || c->home_unknown) continue;
     st = write_home(s, c);
   }
   return st;

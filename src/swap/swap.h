@@ -22,8 +22,6 @@
 
 /* The streams whose work may still use a chunk's device copy. */
 #define LMS__MAX_USES 4
-/* Streams whose chunks wait in queues of their own (residency.c). */
-#define LMS__BUSY_QUEUES 8
 
 struct lms_chunk {
   uint64_t magic;
@@ -56,11 +54,6 @@ struct lms_chunk {
   lms__avl_node_t use_node; /* in lms__swap_t.by_use while indexed */
   uint64_t use_key;    /* its next use when indexed */
   uint64_t index_gen;  /* indexed in this generation of by_use */
-  lms__avl_node_t done_node; /* in by_use_done while indexed and idle */
-  int in_done;
-  int busy_q;          /* Note [Chunks whose users are done] in
-                          residency.c: -1 known done, else its queue */
-  lms_chunk_t *busy_prev, *busy_next;
   lms__avl_node_t size_node;  /* in by_size while on the LRU list, and */
   lms__avl_node_t sizeu_node; /* in by_size_use while indexed, if */
   int seg_large;       /* its block is in a segment for large requests, */
@@ -117,20 +110,11 @@ typedef struct lms__swap {
   int use_index;               /* wanted by the schedule */
   int flat_use;                /* every next use is LMS__NEVER (no schedule
                                   active): victims in LRU order */
-  /* Those of by_use not prefetched whose users are known to be done,
-   * and the rest of the LRU list in queues by the stream they wait on
-   * (Note [Chunks whose users are done] in residency.c). */
-  lms__avl_t by_use_done;
   /* The LRU list's chunks in segments for large requests by size, clean
    * first, then the newest segment; and those of by_use by size, clean
    * first, furthest next use, newest segment (Note [Range eviction by
    * index] in residency.c). */
   lms__avl_t by_size, by_size_use;
-  struct lms__busy_queue {
-    void *stream; /* NULL: the last queue, of chunks used on several
-                     streams or on a stream without a queue of its own */
-    lms_chunk_t *head, *tail;
-  } busy[LMS__BUSY_QUEUES + 1];
   int index_built;             /* by_use holds the LRU list */
   uint64_t index_gen;          /* a chunk is in by_use iff it has this */
   lms_chunk_t *all;
@@ -156,13 +140,13 @@ typedef struct lms__swap_config {
   lms__policy_t policy;
 } lms__swap_config_t;
 
-/* For tests: nonzero makes victim choice and the window walk and scan as
- * they did before the indexes of Notes [Chunks whose users are done] and
- * [Range eviction by index] (residency.c) and [Walking only what the
- * window acts on] (graph/plan.c), which must choose the same chunks; the
- * counters say how often the victim indexes chose. */
+/* For tests: nonzero makes victim choice, range eviction and the window
+ * walk scan as they did before the indexes of Notes [Victims by next
+ * use] and [Range eviction by index] (residency.c) and [Walking only what
+ * the window acts on] (graph/plan.c), which must choose the same chunks;
+ * the counter says how often the range index chose. */
 extern int lms__swap_reference;
-extern uint64_t lms__swap_indexed_ranges, lms__swap_indexed_done;
+extern uint64_t lms__swap_indexed_ranges;
 
 lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
                             const lms__swap_config_t *cfg, char *err);
