@@ -79,7 +79,7 @@ int lms__cli_demo(const lms_options_t *base, const char *report_dir);
 
 /* ---- `lms sim` (sim.c) --------------------------------------------------- */
 
-typedef struct lms__sim_args {
+typedef struct lms__simcmd_args {
   char input[LMS__PATH_MAX];  /* a built-in's name or a trace path */
   lms__wl_params_t params;    /* train < 0: the default (training) */
   int iterations;             /* per run; the last is measured */
@@ -99,26 +99,26 @@ typedef struct lms__sim_args {
   double calibrate_busy;      /* 0 none; else the busy share (0..1) that
                                  the first run is calibrated to (Note
                                  [Calibrating compute to a busy share]) */
-} lms__sim_args_t;
+} lms__simcmd_args_t;
 
-void lms__sim_args_init(lms__sim_args_t *a);
+void lms__simcmd_args_init(lms__simcmd_args_t *a);
 /* Moves the flags of `lms sim` and `lms tune` (and their values) out of
  * argv into out (room for argc entries), so that the options parser sees
  * only its own; stops at "--"; returns how many were moved. */
-int lms__sim_extract_args(int *argc, char **argv, char **out);
+int lms__simcmd_extract_args(int *argc, char **argv, char **out);
 /* Parses the arguments after "sim"; prints why and returns -1 if bad. */
-int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a);
+int lms__simcmd_parse_args(int argc, char **argv, lms__simcmd_args_t *a);
 /* The options of one run of `lms sim`: base with the link, capacity and
  * policy, the bytes of copies not moved, -lms 0 unless it was given. */
-void lms__sim_one_opts(lms__opts_t *o, const lms__opts_t *base,
+void lms__simcmd_one_opts(lms__opts_t *o, const lms__opts_t *base,
                        const lms__link_t *link, uint64_t capacity,
                        lms__policy_t policy);
-lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
+lms_status_t lms__simcmd_load(const lms__simcmd_args_t *a, lms__workload_t *w,
                            char *err);
-lms_status_t lms__sim_in_memory(const lms__workload_t *w,
+lms_status_t lms__simcmd_in_memory(const lms__workload_t *w,
                                 const lms__opts_t *base, int iterations,
                                 lms__replay_result_t *out, char *err);
-lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
+lms_status_t lms__simcmd_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err);
@@ -142,14 +142,14 @@ void lms__cli_json_string(FILE *f, const char *s);
 /* `lms bench overlap` (bench_overlap.c), given the arguments after it. */
 int lms__bench_overlap(const lms_options_t *base, int argc, char **argv);
 /* Moves the flags of `lms bench` (and their values) out of argv into out,
- * as lms__sim_extract_args does for `lms sim`. */
+ * as lms__simcmd_extract_args does for `lms sim`. */
 int lms__bench_extract_args(int *argc, char **argv, char **out);
 /* `lms tune` (tune.c): returns the process exit status. */
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv);
 /* `lms report` (report.c): returns the process exit status. */
 int lms__cli_report(const lms_options_t *base, int argc, char **argv);
 /* Moves the flags of `lms report` (and their values) out of argv into out,
- * as lms__sim_extract_args does for `lms sim`. */
+ * as lms__simcmd_extract_args does for `lms sim`. */
 int lms__report_extract_args(int *argc, char **argv, char **out);
 /* `lms sim`: returns the process exit status. */
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv);

@@ -97,7 +97,7 @@ int lms__cli_demo(const lms_options_t *base, const char *report_dir) {
 
   /* 2. Training with lms, per link. */
   lms__replay_result_t mem;
-  if (lms__sim_in_memory(&train, opts, 3, &mem, err) != LMS_OK) {
+  if (lms__simcmd_in_memory(&train, opts, 3, &mem, err) != LMS_OK) {
     fprintf(stderr, "lms demo: the in-memory run failed: %s\n", err);
     rc = 1;
     goto done;

@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     memcpy(given, argv, (size_t)argc * sizeof *given);
-  } else if (is_sim) sim_argc = lms__sim_extract_args(&argc, argv, sim_argv);
+  } else if (is_sim) sim_argc = lms__simcmd_extract_args(&argc, argv, sim_argv);
   else if (is_report)
     sim_argc = lms__report_extract_args(&argc, argv, sim_argv);
   else if (is_bench) sim_argc = lms__bench_extract_args(&argc, argv, sim_argv);

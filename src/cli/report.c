@@ -307,12 +307,12 @@ static const char *policy_name(lms__policy_t p) {
 }
 
 /* The options of one replay of w on a link, as `lms sim` runs it
- * (lms__sim_one): the simulated device timing only, -lms 0 unless -lms
+ * (lms__simcmd_one): the simulated device timing only, -lms 0 unless -lms
  * was given, no trace or stats files written by the replay itself. */
 static void run_opts(lms__opts_t *o, const lms__opts_t *base,
                      const lms__link_t *link, uint64_t capacity,
                      lms__policy_t policy) {
-  lms__sim_one_opts(o, base, link, capacity, policy);
+  lms__simcmd_one_opts(o, base, link, capacity, policy);
   o->device = LMS_DEVICE_SIM;
   o->trace = o->trace_buf;
   o->trace_buf[0] = '\0';
@@ -760,11 +760,11 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
     goto done;
   }
   {
-    lms__sim_args_t sa;
-    lms__sim_args_init(&sa);
+    lms__simcmd_args_t sa;
+    lms__simcmd_args_init(&sa);
     snprintf(sa.input, sizeof sa.input, "%s", a->input);
     sa.params = a->params;
-    if (lms__sim_load(&sa, &w, err) != LMS_OK) {
+    if (lms__simcmd_load(&sa, &w, err) != LMS_OK) {
       bad("%s", err);
       goto done;
     }
@@ -843,7 +843,7 @@ int lms__cli_report(const lms_options_t *base, int argc, char **argv) {
   for (size_t i = 0; i < a->nlinks; i++) rows[nr++].link = a->links[i];
 
   lms__replay_result_t mem;
-  if (lms__sim_in_memory(&w, opts, iters, &mem, err) != LMS_OK) {
+  if (lms__simcmd_in_memory(&w, opts, iters, &mem, err) != LMS_OK) {
     fprintf(stderr, "lms report: the in-memory run failed: %s\n", err);
     goto done;
   }

@@ -46,7 +46,7 @@ int lms__report_limits(const lms__workload_t *w, const lms__opts_t *base,
     p->capacity = cap;
     char err[LMS__ERRBUF] = "";
     lms__replay_result_t r;
-    p->ok = lms__sim_one(w, &b, link, cap, policy, iterations, 0, &r, err) ==
+    p->ok = lms__simcmd_one(w, &b, link, cap, policy, iterations, 0, &r, err) ==
             LMS_OK;
     if (p->ok) {
       p->time_ns = r.last.time_ns;

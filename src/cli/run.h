@@ -3,7 +3,7 @@
 #define LMS_CLI_RUN_H
 
 /* Moves `lms run`'s own flag (--stats, after the word "run" and before
- * "--") out of argv into out, as lms__sim_extract_args does for `lms sim`;
+ * "--") out of argv into out, as lms__simcmd_extract_args does for `lms sim`;
  * returns how many were moved. */
 int lms__run_extract_args(int *argc, char **argv, char **out);
 /* Runs words (which must be "--" CMD ARGS) under the interposer with the

@@ -44,7 +44,7 @@
 
 static const char *const kPolicyNames[] = {"ondemand", "lru", "schedule"};
 
-void lms__sim_args_init(lms__sim_args_t *a) {
+void lms__simcmd_args_init(lms__simcmd_args_t *a) {
   memset(a, 0, sizeof *a);
   a->iterations = LMS__REPLAY_SETTLE;
   a->params.batch = 0;
@@ -139,12 +139,12 @@ static const lms__cli_flag_t kSimFlags[] = {
     {"--window-values", 1}, {"--repeat", 1},
 };
 
-int lms__sim_extract_args(int *argc, char **argv, char **out) {
+int lms__simcmd_extract_args(int *argc, char **argv, char **out) {
   return lms__cli_extract(argc, argv, out, kSimFlags,
                           sizeof kSimFlags / sizeof kSimFlags[0]);
 }
 
-int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
+int lms__simcmd_parse_args(int argc, char **argv, lms__simcmd_args_t *a) {
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     const char *val = NULL;
@@ -267,7 +267,7 @@ int lms__sim_parse_args(int argc, char **argv, lms__sim_args_t *a) {
   return 0;
 }
 
-static lms_status_t load(const lms__sim_args_t *a, lms__workload_t *w,
+static lms_status_t load(const lms__simcmd_args_t *a, lms__workload_t *w,
                          char *err) {
   const lms__wl_builtin_t *b = lms__wl_find_builtin(a->input);
   if (b == NULL) return lms__trace_read(a->input, w, err);
@@ -278,7 +278,7 @@ static lms_status_t load(const lms__sim_args_t *a, lms__workload_t *w,
   return b->build(&p, w, err);
 }
 
-lms_status_t lms__sim_load(const lms__sim_args_t *a, lms__workload_t *w,
+lms_status_t lms__simcmd_load(const lms__simcmd_args_t *a, lms__workload_t *w,
                            char *err) {
   LMS_CHECK(load(a, w, err));
   if (a->discard_dead) {
@@ -334,7 +334,7 @@ static lms_status_t run_replay(const lms__workload_t *w, const lms__opts_t *o,
 }
 
 /* The workload with room for everything: the in-memory reference. */
-lms_status_t lms__sim_in_memory(const lms__workload_t *w,
+lms_status_t lms__simcmd_in_memory(const lms__workload_t *w,
                                 const lms__opts_t *base, int iterations,
                                 lms__replay_result_t *out, char *err) {
   lms__opts_t o;
@@ -350,7 +350,7 @@ lms_status_t lms__sim_in_memory(const lms__workload_t *w,
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 static double gb(uint64_t b) { return (double)b / 1e9; }
 
-void lms__sim_one_opts(lms__opts_t *o, const lms__opts_t *base,
+void lms__simcmd_one_opts(lms__opts_t *o, const lms__opts_t *base,
                        const lms__link_t *link, uint64_t capacity,
                        lms__policy_t policy) {
   lms__opts_copy(o, base);
@@ -361,12 +361,12 @@ void lms__sim_one_opts(lms__opts_t *o, const lms__opts_t *base,
   if (o->source[LMS__OPT_lms_kb] == LMS__SRC_DEFAULT) o->lms_kb = 0;
 }
 
-lms_status_t lms__sim_one(const lms__workload_t *w, const lms__opts_t *base,
+lms_status_t lms__simcmd_one(const lms__workload_t *w, const lms__opts_t *base,
                           const lms__link_t *link, uint64_t capacity,
                           lms__policy_t policy, int iterations, int declare,
                           lms__replay_result_t *out, char *err) {
   lms__opts_t o;
-  lms__sim_one_opts(&o, base, link, capacity, policy);
+  lms__simcmd_one_opts(&o, base, link, capacity, policy);
   return run_replay(w, &o, iterations, declare, out, err);
 }
 
@@ -556,9 +556,9 @@ static void describe(FILE *f, const lms__workload_t *w) {
 
 int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   progress_t pg = {seconds_now(), 0, 0, 0};
-  lms__sim_args_t a;
-  lms__sim_args_init(&a);
-  if (lms__sim_parse_args(argc, argv, &a) != 0) return 2;
+  lms__simcmd_args_t a;
+  lms__simcmd_args_init(&a);
+  if (lms__simcmd_parse_args(argc, argv, &a) != 0) return 2;
   pg.quiet = a.quiet;
   g_steps = (step_progress_t){.on = !a.quiet, .start = pg.start,
                               .said = pg.start};
@@ -600,7 +600,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   char err[LMS__ERRBUF] = "";
   lms__workload_t w;
   lms__wl_init(&w, NULL);
-  if (lms__sim_load(&a, &w, err) != LMS_OK) {
+  if (lms__simcmd_load(&a, &w, err) != LMS_OK) {
     fprintf(stderr, "lms sim: %s\n", err);
     return 2;
   }
@@ -619,7 +619,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   lms__calibration_t cal = {0};
   if (a.calibrate_busy > 0) {
     lms__opts_t o;
-    lms__sim_one_opts(&o, opts, &a.links[0], a.capacities[0], a.policies[0]);
+    lms__simcmd_one_opts(&o, opts, &a.links[0], a.capacities[0], a.policies[0]);
     if (lms__replay_calibrate(&w, &o, a.iterations, a.declare,
                               a.calibrate_busy, &cal, err) != LMS_OK) {
       fprintf(stderr, "lms sim: --calibrate-busy: %s\n", err);
@@ -653,7 +653,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   int rc = 0;
   shared_row_t *shared = NULL;
   size_t nshared = 0;
-  if (lms__sim_in_memory(&w, opts, a.iterations, &mem, err) != LMS_OK) {
+  if (lms__simcmd_in_memory(&w, opts, a.iterations, &mem, err) != LMS_OK) {
     fprintf(stderr, "lms sim: the in-memory run failed: %s\n", err);
     rc = 1;
     goto done;
@@ -697,7 +697,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
         progress(&pg, (c * a.nlinks + l) * a.npolicies + p + 1,
                  a.ncapacities * a.nlinks * a.npolicies, a.links[l].name,
                  kPolicyNames[a.policies[p]], a.capacities[c]);
-        if (lms__sim_one(&w, opts, &a.links[l], a.capacities[c], a.policies[p],
+        if (lms__simcmd_one(&w, opts, &a.links[l], a.capacities[c], a.policies[p],
                          a.iterations, a.declare, &r, err) != LMS_OK) {
           fprintf(out, "%-8s %-9s failed: %s\n", a.links[l].name,
                   kPolicyNames[a.policies[p]], err);
@@ -713,7 +713,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
           row->policy = a.policies[p];
           row->capacity = a.capacities[c];
           lms__opts_t o;
-          lms__sim_one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
+          lms__simcmd_one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
           if (lms__replay_shared(&w, &o, a.iterations, a.declare,
                                  a.gpus_per_link, &row->r, err) != LMS_OK) {
             fprintf(out, "%-8s %-9s sharing the link failed: %s\n",

@@ -420,8 +420,8 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   t.err_fd = -1;
   t.out = stdout;
   char json[LMS__PATH_MAX] = "";
-  lms__sim_args_t sa;
-  lms__sim_args_init(&sa);
+  lms__simcmd_args_t sa;
+  lms__simcmd_args_init(&sa);
   char kb[256] = "", frac[256] = "", win[256] = "";
   int have_kb = 0, have_frac = 0, have_win = 0;
   char *sim_args[64];
@@ -503,7 +503,7 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
                       "or -- CMD ARGS for a program\n");
       return 2;
     }
-    if (lms__sim_parse_args(nsim, sim_args, &sa) != 0) return 2;
+    if (lms__simcmd_parse_args(nsim, sim_args, &sa) != 0) return 2;
     /* lms sim's flags that compare several runs have no meaning for a
      * search that makes its own runs: refused rather than ignored. */
     const char *unused = sa.nlinks      ? "--links (give one link as --link "
@@ -538,7 +538,7 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
     t.iterations = sa.iterations;
     char err[LMS__ERRBUF] = "";
     lms__wl_init(&t.w, NULL);
-    if (lms__sim_load(&sa, &t.w, err) != LMS_OK) {
+    if (lms__simcmd_load(&sa, &t.w, err) != LMS_OK) {
       fprintf(stderr, "lms tune: %s\n", err);
       return 2;
     }
