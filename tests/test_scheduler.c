@@ -1699,6 +1699,22 @@ Test(discard, dead_blobs_are_not_moved) {
   lms__wl_free(&w);
 }
 
+/* Case i of a sweep: the built-ins first, under their limits, then
+ * random programs of 4 KiB to 4 MiB chunks (seed + i) under 1.5x their
+ * largest step plus 4 MiB; limit_s gets the limit as text. */
+static void sweep_case(size_t i, uint64_t seed, lms__workload_t *w,
+                       char *limit_s, size_t n) {
+  if (i < NBUILTINS) {
+    build_builtin(&builtins[i], w);
+    snprintf(limit_s, n, "%s", builtins[i].limit);
+    return;
+  }
+  const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB,
+                      .transient = 1};
+  random_workload(seed + i, &sh, w);
+  limit_text(lms__wl_max_step_bytes(w) * 3 / 2 + 4 * MiB, limit_s, n);
+}
+
 /* Note [Counters that add up] in replay.c: in every iteration, prefetches
  * issued plus those still open at its start equal hits, late arrivals and
  * wastes plus those open at its end; under every policy, on the built-ins
@@ -1730,16 +1746,7 @@ Test(learned, prefetch_counters_add_up_in_every_iteration, .timeout = 300) {
   for (size_t i = 0; i < NBUILTINS + 12; i++) {
     lms__workload_t w;
     char limit_s[32];
-    if (i < NBUILTINS) {
-      build_builtin(&builtins[i], &w);
-      snprintf(limit_s, sizeof limit_s, "%s", builtins[i].limit);
-    } else {
-      const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB,
-                          .transient = 1};
-      random_workload(0xc0117e5ull + i, &sh, &w);
-      limit_text(lms__wl_max_step_bytes(&w) * 3 / 2 + 4 * MiB, limit_s,
-                 sizeof limit_s);
-    }
+    sweep_case(i, 0xc0117e5ull, &w, limit_s, sizeof limit_s);
     for (size_t p = 0; p < 2; p++)
       for (size_t l = 0; l < 2; l++) {
         lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
@@ -1794,16 +1801,7 @@ Test(measured, late_prefetches_are_seen_after_the_fact, .timeout = 300) {
   for (size_t i = 0; i < NBUILTINS + 6; i++) {
     lms__workload_t w;
     char limit_s[32];
-    if (i < NBUILTINS) {
-      build_builtin(&builtins[i], &w);
-      snprintf(limit_s, sizeof limit_s, "%s", builtins[i].limit);
-    } else {
-      const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB,
-                          .transient = 1};
-      random_workload(0x5a11ull + i, &sh, &w);
-      limit_text(lms__wl_max_step_bytes(&w) * 3 / 2 + 4 * MiB, limit_s,
-                 sizeof limit_s);
-    }
+    sweep_case(i, 0x5a11ull, &w, limit_s, sizeof limit_s);
     for (size_t l = 0; l < 2; l++) {
       uint64_t run_late[2];
       for (int m = 0; m < 2; m++) {

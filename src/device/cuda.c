@@ -278,26 +278,24 @@ static lms_status_t cu_copy_d2h(lms_dev_t *d, void *dst, const void *src,
   return throttle(c, n, c->throttle_d2h_gbps, c->native_d2h_gbps, stream);
 }
 
-static lms_status_t cu_event_create(lms_dev_t *d, void **out) {
+/* An event with the given flags. */
+static lms_status_t event_new(lms_dev_t *d, unsigned flags, void **out) {
   cuda_dev_t *c = as_cuda(d);
   LMS_CHECK(select_device(c));
   cudaEvent_t e;
-  CUDA_CALL(c, cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
-            "cudaEventCreateWithFlags");
+  CUDA_CALL(c, cudaEventCreateWithFlags(&e, flags), "cudaEventCreateWithFlags");
   *out = e;
   return LMS_OK;
+}
+
+static lms_status_t cu_event_create(lms_dev_t *d, void **out) {
+  return event_new(d, cudaEventDisableTiming, out);
 }
 
 /* With timing: each record is then timestamped by the GPU (cudaEvent
  * documents a resolution of about half a microsecond). */
 static lms_status_t cu_event_create_timed(lms_dev_t *d, void **out) {
-  cuda_dev_t *c = as_cuda(d);
-  LMS_CHECK(select_device(c));
-  cudaEvent_t e;
-  CUDA_CALL(c, cudaEventCreateWithFlags(&e, cudaEventDefault),
-            "cudaEventCreateWithFlags (timed)");
-  *out = e;
-  return LMS_OK;
+  return event_new(d, cudaEventDefault, out);
 }
 
 static lms_status_t cu_event_elapsed(lms_dev_t *d, void *from, void *to,

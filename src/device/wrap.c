@@ -49,14 +49,17 @@ static lms_status_t passed(lms__dev_wrap_t *w, lms_status_t st) {
   return st;
 }
 
+/* hooks->enter's verdict on the call, counted as op. */
+static lms_status_t enter(lms__dev_wrap_t *w, lms__dev_op_t op) {
+  return w->hooks->enter != NULL ? w->hooks->enter(w, op) : LMS_OK;
+}
+
 /* Gives the call, counted as `op`, to hooks->enter, then forwards it. */
 #define FORWARD(d, op, call)                                                  \
   do {                                                                        \
     lms__dev_wrap_t *w_ = W(d);                                               \
-    if (w_->hooks->enter != NULL) {                                           \
-      lms_status_t st_ = w_->hooks->enter(w_, LMS__DEVOP_##op);               \
-      if (st_ != LMS_OK) return st_;                                          \
-    }                                                                         \
+    lms_status_t st_ = enter(w_, LMS__DEVOP_##op);                            \
+    if (st_ != LMS_OK) return st_;                                            \
     lms_dev_t *in_ = w_->inner;                                               \
     return passed(w_, (call));                                                \
   } while (0)
@@ -66,14 +69,12 @@ static lms_status_t passed(lms__dev_wrap_t *w, lms_status_t st) {
 #define WORK(d, op, stream, bytes, call)                                      \
   do {                                                                        \
     lms__dev_wrap_t *w_ = W(d);                                               \
-    if (w_->hooks->enter != NULL) {                                           \
-      lms_status_t st_ = w_->hooks->enter(w_, LMS__DEVOP_##op);               \
-      if (st_ != LMS_OK) return st_;                                          \
-    }                                                                         \
+    lms_status_t st_ = enter(w_, LMS__DEVOP_##op);                            \
+    if (st_ != LMS_OK) return st_;                                            \
     lms_dev_t *in_ = w_->inner;                                               \
     if (w_->hooks->work != NULL)                                              \
       w_->hooks->work(w_, LMS__DEVOP_##op, (stream), (bytes), 0);             \
-    lms_status_t st_ = passed(w_, (call));                                    \
+    st_ = passed(w_, (call));                                                 \
     if (st_ == LMS_OK && w_->hooks->work != NULL)                             \
       w_->hooks->work(w_, LMS__DEVOP_##op, (stream), (bytes), 1);             \
     return st_;                                                               \
