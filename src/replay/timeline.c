@@ -170,7 +170,8 @@ static void read_pending(tl_dev_t *r, int all) {
     lms__evpool_put(&r->pool, p->before);
     lms__evpool_put(&r->pool, p->after);
   }
-  memmove(r->pend, r->pend + i, (r->npend - i) * sizeof *r->pend);
+  if (i < r->npend)
+    memmove(r->pend, r->pend + i, (r->npend - i) * sizeof *r->pend);
   r->npend -= i;
 }
 
