@@ -36,6 +36,16 @@ const char *lms__cli_quote(const char *text, char *buf) {
   return buf;
 }
 
+const char *lms__cli_split_flag(const char *arg, char *flag, size_t size) {
+  const char *eq = strchr(arg, '=');
+  if (strncmp(arg, "--", 2) == 0 && eq != NULL && (size_t)(eq - arg) < size) {
+    snprintf(flag, size, "%.*s", (int)(eq - arg), arg);
+    return eq + 1;
+  }
+  snprintf(flag, size, "%s", arg);
+  return NULL;
+}
+
 lms_status_t lms__cli_link(const char *text, lms__link_t *out, char *err) {
   if (lms__link_parse(text, out, err) == LMS_OK) return LMS_OK;
   /* The link parser quotes the value whole: a long one is worded again

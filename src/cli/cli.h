@@ -34,6 +34,9 @@ int lms__cli_path(const char *cmd, const char *what, const char *text,
  * is none (no device, or a build without CUDA). */
 #define LMS__EXIT_NO_GPU 3
 const char *lms__cli_quote(const char *text, char *buf);
+/* Splits "--flag=value" into flag (size bytes) and the value, which it
+ * returns; any other argument is copied whole and NULL returned. */
+const char *lms__cli_split_flag(const char *arg, char *flag, size_t size);
 
 /* lms__link_parse, with a long value shortened in the message. */
 lms_status_t lms__cli_link(const char *text, lms__link_t *out, char *err);

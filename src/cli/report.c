@@ -146,16 +146,9 @@ static int parse_args(int argc, char **argv, report_args_t *a) {
   snprintf(a->out, sizeof a->out, "lms-report");
   char trace[LMS__PATH_MAX] = "";
   for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i], *val = NULL;
+    const char *arg = argv[i];
     char flag[64];
-    const char *eq = strchr(arg, '=');
-    if (strncmp(arg, "--", 2) == 0 && eq != NULL &&
-        (size_t)(eq - arg) < sizeof flag) {
-      snprintf(flag, sizeof flag, "%.*s", (int)(eq - arg), arg);
-      val = eq + 1;
-    } else {
-      snprintf(flag, sizeof flag, "%s", arg);
-    }
+    const char *val = lms__cli_split_flag(arg, flag, sizeof flag);
     int takes = -1;
     for (size_t f = 0; f < sizeof kReportFlags / sizeof kReportFlags[0]; f++)
       if (strcmp(flag, kReportFlags[f].flag) == 0) takes = kReportFlags[f].value;
