@@ -181,6 +181,11 @@ expect 2 "belong to --compare-links" -- report "$bad_trace" --native nvlink2="$r
 expect 2 "FIRST:COUNT"      -- report googlenet --steps 5
 expect 2 "--steps COUNT"    -- report googlenet --steps 5:0
 expect 2 "past the last step" -- report googlenet --forward --batch 1 --steps 100000:4 --links pcie3 --out "$rep_dir/o"
+# Refused before any work: nothing written, not even the directory.
+if [ -e "$rep_dir/o" ]; then
+  fail=$((fail + 1))
+  echo "FAIL a refused report left $rep_dir/o behind"
+fi
 expect 2 "unknown option"   -- report googlenet --frobnicate
 expect 2 "needs a value"    -- report googlenet --out
 expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
