@@ -96,14 +96,14 @@ expect 2 "--json: cannot write '/nonexistent/t.json'" -- tune --json /nonexisten
 expect 2 "'--batch' is not accepted with a program" -- tune --batch 3 -- true
 expect 2 "accepted: link"   -- bench
 expect 2 "accepted: link"   -- bench frobnicate
-expect 2 "--batch '0'"      -- bench net --batch 0
-expect 2 "--batch 'x'"      -- bench net --batch 1,x
+expect 2 "--batch: '0' is not accepted; accepted: a whole number from 1 to 4096" -- bench net --batch 0
+expect 2 "--batch: 'x' is not accepted" -- bench net --batch 1,x
 expect 2 "accepted: plain or lms:KB" -- bench net --configs plain,frob
 expect 2 "accepted: plain or lms:KB" -- bench net --configs lms:-5
-expect 2 "--size '100'"     -- bench net --size 100
-expect 2 "lms bench net: unknown argument '--discard=1'" -- bench net --discard=1
+expect 2 "--size: '100' is not accepted; accepted: a whole number from 224 to 4096" -- bench net --size 100
+expect 2 "lms bench net: --discard takes no value" -- bench net --discard=1
 expect 2 "--trace-dir '/proc/no/such': cannot create" -- bench net --trace-dir /proc/no/such
-expect 2 "--iterations '0'" -- bench net --iterations 0
+expect 2 "--iterations: '0' is not accepted" -- bench net --iterations 0
 # No GPU is its own status, 3, after the arguments are checked (Note [Exit
 # statuses]); where a GPU answers, these would run the benchmarks.
 if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -115,7 +115,14 @@ else
 fi
 expect 2 "needs a value"    -- bench net --trace-dir
 expect 2 "unknown option '--frob'" -- bench net --frob
-expect 2 "unknown argument 'frob'" -- bench net frob
+expect 2 "unexpected argument 'frob'" -- bench net frob
+# One table per command (Note [A command's flags]): --flag=VALUE is
+# --flag VALUE everywhere, and each command names itself.
+expect 2 "--iterations: '0' is not accepted" -- bench net --iterations=0
+expect 2 "lms tune: --repeat: '0' is not accepted" -- tune --repeat=0 -- true
+expect 2 "lms tune: --train takes no value" -- tune --workload googlenet --train=1
+expect 2 "lms tune: unexpected argument 'extra'; see 'lms tune --help'" -- tune --workload googlenet extra
+expect 2 "lms report: --batch: '0' is not accepted" -- report googlenet --batch=0
 expect 2 "unexpected argument 'x'" -- bench overlap x
 expect 2 "25/26/40"         -- --link 25/26/x options
 # An unknown LMS_* variable is a warning, not an error.
@@ -189,7 +196,7 @@ fi
 expect 2 "unknown option"   -- report googlenet --frobnicate
 expect 2 "needs a value"    -- report googlenet --out
 expect 2 "is not a directory" -- report googlenet --out "$bad_trace"
-expect 2 "--out DIR"        -- demo --out
+expect 2 "--out needs a value" -- demo --out
 expect 0 "wrote $rep_dir/ok/report.md" LMS_GNUPLOT=/nonexistent -- report googlenet --forward --batch 1 --links pcie3 --out "$rep_dir/ok"
 
 expect 2 "'.' is not a number" -- options -lms_frac .
@@ -236,7 +243,7 @@ cp "$bad_trace" "$long_dir/a-trace-whose-path-is-too-long.trace"
 long="$long_dir/a-trace-whose-path-is-too-long.trace"
 cut=$(printf '%s' "$long" | head -c 255)
 cp "$bad_trace" "$cut" 2>/dev/null || true
-expect 2 "the trace: the path is" -- sim "$long"
+expect 2 "the workload: the path is" -- sim "$long"
 expect 2 "at most 255 are accepted" -- sim googlenet --forward --batch 1 --links pcie3 --json "$long.json"
 expect 2 "--stats: the path is" -- report --stats "$long" --trace "$bad_trace"
 expect 2 "--trace: the path is" -- report --stats "$rep_dir/few.json" --trace "$long"
@@ -290,7 +297,7 @@ expect 2 "accepted units: B, K or KiB" -- options --gpu-limit "1$huge"
 expect 2 "e.g. dev_alloc:3" -- options --fail "$huge"
 expect 2 "accepted levels: none" -- options --log "$huge"
 expect 2 "(the last: both ways at once)" -- report googlenet --links "pcie3,${huge:0:300}"
-expect 2 "the list is 2006 characters long; at most 511" -- report googlenet --links "pcie3,$huge"
+expect 2 "the list is 2006 characters long; at most 1023" -- report googlenet --links "pcie3,$huge"
 expect 2 "the list is 2002 characters long; at most 255" -- tune --workload googlenet --lms-values "1,$huge"
 expect 2 "the list is 2000 characters long; at most 1023" -- sim googlenet --links "$huge"
 

@@ -168,38 +168,6 @@ int lms__cli_find_program(const char *cmd, const char *name, char *buf,
   return -1;
 }
 
-int lms__cli_extract(int *argc, char **argv, char **out,
-                     const lms__cli_flag_t *flags, size_t nflags) {
-  int n = 0, k = 1;
-  for (int i = 1; i < *argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--") == 0) {
-      while (i < *argc) argv[k++] = argv[i++];
-      break;
-    }
-    int taken = 0;
-    for (size_t f = 0; f < nflags; f++) {
-      size_t len = strlen(flags[f].flag);
-      if (strncmp(arg, flags[f].flag, len) != 0) continue;
-      if (arg[len] == '=') {
-        /* A value given to a flag that takes none is the command's to
-         * refuse, by the flag's name. */
-        out[n++] = argv[i];
-        taken = 1;
-      } else if (arg[len] == '\0') {
-        out[n++] = argv[i];
-        if (flags[f].value && i + 1 < *argc) out[n++] = argv[++i];
-        taken = 1;
-      }
-      break;
-    }
-    if (!taken) argv[k++] = argv[i];
-  }
-  *argc = k;
-  argv[k] = NULL;
-  return n;
-}
-
 int lms__cli_run_with_flags(lms__cli_cmd_t cmd, const lms_options_t *opts,
                             int nwords, char **words, int nflags,
                             char **flags) {

@@ -28,6 +28,7 @@
  * the GPU limit less that workspace; a run that does not fit says so and
  * the next one runs. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,19 +131,74 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
 
 #endif
 
-/* ---- Arguments ---------------------------------------------------------- */
+/* ---- Arguments (Note [A command's flags] in cli.h) ----------------------- */
 
-static int parse_int(const char *flag, const char *v, int lo, int hi, int *out) {
-  char *e = NULL;
-  long x = strtol(v, &e, 10);
-  if (e == v || *e != '\0' || x < lo || x > hi) {
-    fprintf(stderr, "lms bench net: %s '%s' is not accepted; accepted: a "
-                    "whole number from %d to %d\n", flag, v, lo, hi);
-    return -1;
-  }
-  *out = (int)x;
+static int batch_item(const char *cmd, const lms__cli_flag_t *f,
+                      const char *item, void *out) {
+  static const lms__cli_flag_t kBatch = {.flag = "--batch", .lo = 1,
+                                         .hi = 4096};
+  (void)f;
+  long v;
+  if (lms__cli_int(cmd, &kBatch, item, &v) != 0) return -1;
+  *(int *)out = (int)v;
   return 0;
 }
+
+static int config_item(const char *cmd, const lms__cli_flag_t *f,
+                       const char *item, void *out) {
+  int64_t *c = out;
+  char err[LMS__ERRBUF];
+  if (strcmp(item, "plain") == 0) {
+    *c = -2;
+    return 0;
+  }
+  if (strncmp(item, "lms:", 4) != 0 ||
+      lms__parse_kb(f->flag, item + 4, c, err) != LMS_OK || *c < 0) {
+    fprintf(stderr, "lms %s: %s: '%s' is not accepted; accepted: plain or "
+                    "lms:KB (KB >= 0), comma-separated\n", cmd, f->flag, item);
+    return -1;
+  }
+  return 0;
+}
+
+/* --trace-dir: made here, so that a run does not end with nothing
+ * written. */
+static int trace_dir(const char *cmd, const lms__cli_flag_t *f,
+                     const char *val, void *field) {
+  if (lms__cli_path(cmd, f->flag, val, field, LMS__PATH_MAX)) return -1;
+  if (mkdir(val, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "lms %s: %s '%s': cannot create the directory: %s\n",
+            cmd, f->flag, val, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+#define B(field) offsetof(bn_args_t, field)
+static const lms__cli_flag_t kBenchFlags[] = {
+    {.flag = "--batch", .kind = LMS__CLI_LIST, .at = B(batches),
+     .size = sizeof(int), .count = B(nbatches), .max = BN_MAX_BATCHES,
+     .fn = batch_item},
+    {.flag = "--configs", .kind = LMS__CLI_LIST, .at = B(configs),
+     .size = sizeof(int64_t), .count = B(nconfigs), .max = BN_MAX_CONFIGS,
+     .fn = config_item},
+    {.flag = "--size", .kind = LMS__CLI_INT, .at = B(size), .lo = 224,
+     .hi = 4096},
+    {.flag = "--iterations", .kind = LMS__CLI_INT, .at = B(iterations),
+     .lo = 1, .hi = 50},
+    {.flag = "--trace-dir", .kind = LMS__CLI_FN, .at = B(trace_dir),
+     .fn = trace_dir},
+    {.flag = "--forward", .kind = LMS__CLI_SWITCH, .at = B(train), .lo = 0},
+    {.flag = "--train", .kind = LMS__CLI_SWITCH, .at = B(train), .lo = 1},
+    {.flag = "--discard", .kind = LMS__CLI_SWITCH, .at = B(discard), .lo = 1},
+};
+#undef B
+
+static const lms__cli_spec_t kBench = {
+    .cmd = "bench net",
+    .help = "bench",
+    .parts = {{kBenchFlags, sizeof kBenchFlags / sizeof kBenchFlags[0], 0}},
+};
 
 int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
   bn_args_t a;
@@ -157,91 +213,10 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
   a.train = 1;
   a.size = 1200;
   a.iterations = 3;
-  for (int i = 0; i < argc; i++) {
-    const char *f = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = strcmp(f, "--batch") == 0 || strcmp(f, "--size") == 0 ||
-                strcmp(f, "--iterations") == 0 || strcmp(f, "--configs") == 0 ||
-                strcmp(f, "--trace-dir") == 0;
-    if (takes && v == NULL) {
-      fprintf(stderr, "lms bench net: %s needs a value\n", f);
-      return 2;
-    }
-    if (strcmp(f, "--forward") == 0) {
-      a.train = 0;
-    } else if (strcmp(f, "--discard") == 0) {
-      a.discard = 1;
-    } else if (strcmp(f, "--train") == 0) {
-      a.train = 1;
-    } else if (strcmp(f, "--size") == 0) {
-      if (parse_int(f, v, 224, 4096, &a.size)) return 2;
-    } else if (strcmp(f, "--iterations") == 0) {
-      if (parse_int(f, v, 1, 50, &a.iterations)) return 2;
-    } else if (strcmp(f, "--trace-dir") == 0) {
-      if (lms__cli_path("bench net", "--trace-dir", v, a.trace_dir,
-                        sizeof a.trace_dir))
-        return 2;
-      /* Made here, so that a run does not end with nothing written. */
-      if (mkdir(v, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "lms bench net: --trace-dir '%s': cannot create "
-                "the directory: %s\n", v, strerror(errno));
-        return 2;
-      }
-    } else if (strcmp(f, "--batch") == 0 || strcmp(f, "--configs") == 0) {
-      int is_batch = f[2] == 'b';
-      char buf[256];
-      if (lms__cli_list_fits("bench net", f, v, sizeof buf)) return 2;
-      snprintf(buf, sizeof buf, "%s", v);
-      int cnt = 0;
-      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-           tok = strtok_r(NULL, ",", &save)) {
-        if (cnt == (is_batch ? BN_MAX_BATCHES : BN_MAX_CONFIGS)) {
-          fprintf(stderr, "lms bench net: %s: at most %d values\n", f,
-                  is_batch ? BN_MAX_BATCHES : BN_MAX_CONFIGS);
-          return 2;
-        }
-        if (is_batch) {
-          if (parse_int(f, tok, 1, 4096, &a.batches[cnt])) return 2;
-        } else if (strcmp(tok, "plain") == 0) {
-          a.configs[cnt] = -2;
-        } else {
-          char err[LMS__ERRBUF];
-          if (strncmp(tok, "lms:", 4) != 0 ||
-              lms__parse_kb(f, tok + 4, &a.configs[cnt], err) != LMS_OK ||
-              a.configs[cnt] < 0) {
-            fprintf(stderr, "lms bench net: --configs: '%s' is not accepted; "
-                            "accepted: plain or lms:KB (KB >= 0), comma-"
-                            "separated\n", tok);
-            return 2;
-          }
-        }
-        cnt++;
-      }
-      if (cnt == 0) {
-        fprintf(stderr, "lms bench net: %s is empty\n", f);
-        return 2;
-      }
-      if (is_batch) a.nbatches = cnt;
-      else a.nconfigs = cnt;
-    } else {
-      fprintf(stderr, "lms bench net: unknown argument '%s'; accepted: "
-                      "--batch N,.. --size N --forward --train --iterations N "
-                      "--configs plain,lms:KB,.. --trace-dir DIR --discard\n",
-              f);
-      return 2;
-    }
-    if (takes) i++;
-  }
+  if (lms__cli_parse(&kBench, argc, argv, &a, NULL) < 0) return 2;
   return bench_net(base, &a);
 }
 
-
-/* The flags of `lms bench net` and whether each takes a value. */
-static const lms__cli_flag_t kBenchFlags[] = {{"--batch", 1},      {"--size", 1},    {"--iterations", 1},
-                   {"--configs", 1},    {"--trace-dir", 1}, {"--forward", 0},
-                   {"--train", 0},      {"--discard", 0}};
-
 int lms__bench_extract_args(int *argc, char **argv, char **out) {
-  return lms__cli_extract(argc, argv, out, kBenchFlags,
-                          sizeof kBenchFlags / sizeof kBenchFlags[0]);
+  return lms__cli_extract(argc, argv, out, &kBench);
 }

@@ -12,9 +12,10 @@
 #define BN_MAX_BATCHES 8
 
 typedef struct bn_args {
-  int batches[BN_MAX_BATCHES], nbatches;
+  int batches[BN_MAX_BATCHES];
+  size_t nbatches;
   int64_t configs[BN_MAX_CONFIGS]; /* -2: plain; else -lms KB */
-  int nconfigs;
+  size_t nconfigs;
   int size, train, iterations;
   int discard; /* lms runs discard dead blobs (Note [Dead after the last use]) */
   char trace_dir[LMS__PATH_MAX];

@@ -9,12 +9,68 @@
 #include "lms/lms.h"
 #include "replay/replay.h"
 
-/* ---- A command's own flags (args.c) ----------------------------------- */
+/* ---- A command's own flags (flags.c) ---------------------------------- */
 
-typedef struct lms__cli_flag {
-  const char *flag; /* "--batch" */
-  int value;        /* 1 if it takes a value */
-} lms__cli_flag_t;
+/* Note [A command's flags]
+ * Each command declares its flags once, in a table of typed entries: the
+ * flag, what kind of value it takes, and the field of the command's
+ * arguments it sets.  The same table moves the command's flags out of the
+ * options parser's way (lms__cli_extract: a flag may come anywhere on the
+ * line) and parses them (lms__cli_parse), so what a command accepts and
+ * what it refuses, with which message, has one answer.  Tables shared by
+ * several commands (the workload's flags of sim, tune and report) are
+ * parts of each command's spec, each with the offset of its fields. */
+typedef enum lms__cli_kind {
+  LMS__CLI_SWITCH, /* no value: the int field becomes (int)lo */
+  LMS__CLI_INT,    /* a whole number from lo to hi, into an int */
+  LMS__CLI_REAL,   /* a finite number above lo, up to hi, times scale (0:
+                      1), into a double */
+  LMS__CLI_PATH,   /* a path shorter than size bytes, into a char array */
+  LMS__CLI_LIST,   /* a comma-separated list of at most max items, each
+                      parsed by fn into an array of size-byte items; the
+                      count (a size_t) at offset count */
+  LMS__CLI_FN      /* the value parsed by fn */
+} lms__cli_kind_t;
+
+typedef struct lms__cli_flag lms__cli_flag_t;
+/* Parses val for flag f into field: 0, or -1 with "lms CMD: ..." printed. */
+typedef int (*lms__cli_parse_fn)(const char *cmd, const lms__cli_flag_t *f,
+                                 const char *val, void *field);
+struct lms__cli_flag {
+  const char *flag;     /* "--batch" */
+  lms__cli_kind_t kind;
+  size_t at;            /* the field's offset in its part */
+  double lo, hi;        /* INT, REAL: the range; SWITCH: lo is set */
+  const char *accepted; /* INT, REAL: said of a bad value (NULL: the range) */
+  size_t size;          /* PATH: the field's bytes; LIST: an item's */
+  size_t count, max;    /* LIST: the count's offset, the most items */
+  double scale;         /* REAL */
+  lms__cli_parse_fn fn; /* FN, LIST */
+};
+
+#define LMS__CLI_PARTS 3
+typedef struct lms__cli_spec {
+  const char *cmd;  /* "bench net": messages start "lms bench net: " */
+  const char *help; /* "bench": "see 'lms bench --help'" */
+  struct {
+    const lms__cli_flag_t *flags; /* NULL: no more parts */
+    size_t n;
+    size_t base;                  /* the part's offset in the arguments */
+  } parts[LMS__CLI_PARTS];
+  size_t input_at, input_size; /* the one word it takes (a char array);
+                                  input_size 0: none */
+  const char *input_what;      /* "the input" */
+  int stop_at_dashes;          /* "--" ends the flags */
+} lms__cli_spec_t;
+
+/* Parses argv into args by spec: argc, or with stop_at_dashes the index
+ * of "--"; -1 with the message printed.  seen (LMS__CLI_PARTS entries, or
+ * NULL) gets the first flag given of each part. */
+int lms__cli_parse(const lms__cli_spec_t *spec, int argc, char **argv,
+                   void *args, const char **seen);
+/* The whole number val for an INT entry f: 0, or -1 with the message. */
+int lms__cli_int(const char *cmd, const lms__cli_flag_t *f, const char *val,
+                 long *out);
 
 /* Copies the path `text` into buf of `size` bytes and returns 0; if it
  * does not fit, copies nothing, prints "lms CMD: WHAT: the path is N
@@ -65,10 +121,10 @@ int lms__cli_out_dir(const char *dir, char *err);
 int lms__cli_find_program(const char *cmd, const char *name, char *buf,
                           size_t size);
 
-/* Moves the flags listed (and their values) out of argv into out (room
+/* Moves the spec's flags (and their values) out of argv into out (room
  * for argc entries); stops at "--"; returns how many were moved. */
 int lms__cli_extract(int *argc, char **argv, char **out,
-                     const lms__cli_flag_t *flags, size_t nflags);
+                     const lms__cli_spec_t *spec);
 typedef int (*lms__cli_cmd_t)(const lms_options_t *opts, int argc,
                               char **argv);
 /* Runs cmd with the words, then the flags set aside. */
@@ -105,6 +161,18 @@ typedef struct lms__simcmd_args {
 } lms__simcmd_args_t;
 
 void lms__simcmd_args_init(lms__simcmd_args_t *a);
+/* The workload's flags (--batch, --size, --train, --forward,
+ * --device-tflops) into an lms__wl_params_t, shared by sim, tune and
+ * report; sim's own into an lms__simcmd_args_t; tune's own (tune.c). */
+extern const lms__cli_flag_t lms__cli_workload_flags[];
+extern const size_t lms__cli_workload_nflags;
+extern const lms__cli_flag_t lms__simcmd_flags[];
+extern const size_t lms__simcmd_nflags;
+extern const lms__cli_flag_t lms__tune_flags[];
+extern const size_t lms__tune_nflags;
+/* A LIST item: a link as --link takes it, into an lms__link_t. */
+int lms__cli_link_item(const char *cmd, const lms__cli_flag_t *f,
+                       const char *item, void *out);
 /* Moves the flags of `lms sim` and `lms tune` (and their values) out of
  * argv into out (room for argc entries), so that the options parser sees
  * only its own; stops at "--"; returns how many were moved. */

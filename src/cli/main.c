@@ -328,22 +328,15 @@ int main(int argc, char **argv) {
     rc = lms__cli_run(argc - 2, argv + 2, sim_argc, sim_argv, given);
   } else if (strcmp(cmd, "demo") == 0 && argc == 2) {
     /* Its one flag, --out DIR, was set aside with report's. */
-    const char *out = "lms-report";
-    rc = 0;
-    for (int i = 0; i < sim_argc && rc == 0; i++) {
-      if (strcmp(sim_argv[i], "--out") == 0 && i + 1 < sim_argc) {
-        out = sim_argv[++i];
-      } else if (strncmp(sim_argv[i], "--out=", 6) == 0) {
-        out = sim_argv[i] + 6;
-      } else {
-        fprintf(stderr, "lms demo: %s '%s'; accepted: --out DIR\n",
-                strcmp(sim_argv[i], "--out") == 0 ? "needs a directory after"
-                                                  : "unknown option",
-                sim_argv[i]);
-        rc = 2;
-      }
-    }
-    if (rc == 0) rc = lms__cli_demo(opts, out);
+    static const lms__cli_flag_t kDemo[] = {
+        {.flag = "--out", .kind = LMS__CLI_PATH, .at = 0,
+         .size = LMS__CLI_OUT_MAX + 1}};
+    static const lms__cli_spec_t kDemoSpec = {
+        .cmd = "demo", .help = "demo", .parts = {{kDemo, 1, 0}}};
+    char out[LMS__CLI_OUT_MAX + 1] = "lms-report";
+    rc = lms__cli_parse(&kDemoSpec, sim_argc, sim_argv, out, NULL) < 0
+             ? 2
+             : lms__cli_demo(opts, out);
   } else if (argc > 2) {
     fprintf(stderr, "lms: unexpected argument '%s' after '%s'; see 'lms help'\n",
             argv[2], cmd);

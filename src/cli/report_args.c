@@ -2,9 +2,8 @@
  * takes, what each accepts, and the checks that the ones given fit
  * together.  Bad input is refused here, before any run, with a message
  * naming the flag and what is accepted. */
-#include <errno.h>
-#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,20 +15,6 @@ static const char *const kPresets[] = {"pcie3", "pcie4",  "pcie5",
                                        "nvlink1", "nvlink2", "c2c"};
 #define NPRESETS (sizeof kPresets / sizeof kPresets[0])
 
-static const lms__cli_flag_t kReportFlags[] = {
-    {"--out", 1},        {"--stats", 1},    {"--trace", 1},
-    {"--compare-links", 0}, {"--native", 1}, {"--emulated", 1},
-    {"--steps", 1},      {"--links", 1},    {"--batch", 1},
-    {"--size", 1},       {"--train", 0},    {"--forward", 0},
-    {"--iterations", 1}, {"--device-tflops", 1}, {"--ranks", 1},
-    {"--bench-link", 1},
-};
-
-int lms__report_extract_args(int *argc, char **argv, char **out) {
-  return lms__cli_extract(argc, argv, out, kReportFlags,
-                          sizeof kReportFlags / sizeof kReportFlags[0]);
-}
-
 int lms__report_bad(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -40,21 +25,17 @@ int lms__report_bad(const char *fmt, ...) {
   return -1;
 }
 
-static int parse_long(const char *flag, const char *text, long lo, long hi,
-                      long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi)
-    return lms__report_bad("%s: '%s' is not a whole number from %ld to %ld", flag, text,
-               lo, hi);
-  *out = v;
-  return 0;
-}
-
-/* LINK=STATS: a link as --link takes it, and the stats file of a real run
- * over it. */
-static int parse_measured(const char *flag, const char *val, lms__report_measured_t *m) {
+/* --native and --emulated: LINK=STATS, a link as --link takes it, and the
+ * stats file of a real run over it. */
+static int measured(const char *cmd, const lms__cli_flag_t *f,
+                    const char *val, void *field) {
+  (void)cmd;
+  lms__report_args_t *a = field;
+  const char *flag = f->flag;
+  if (a->nm == LMS__REPORT_MAX_MEASURED)
+    return lms__report_bad("%s: at most %d measured runs", flag,
+                           LMS__REPORT_MAX_MEASURED);
+  lms__report_measured_t *m = &a->m[a->nm];
   const char *eq = strchr(val, '=');
   if (eq == NULL || eq == val || eq[1] == '\0')
     return lms__report_bad("%s: '%s' should be LINK=STATS, e.g. nvlink2=run.json: the "
@@ -72,7 +53,92 @@ static int parse_measured(const char *flag, const char *val, lms__report_measure
   /* Read once the arguments are known to fit together. */
   if (lms__cli_path("report", flag, eq + 1, m->sf.path, sizeof m->sf.path))
     return -1;
+  a->nm++;
   return 0;
+}
+
+/* --out: a directory, with room left for the names of the files. */
+static int out_dir(const char *cmd, const lms__cli_flag_t *f, const char *val,
+                   void *field) {
+  if (val[0] == '\0' || strlen(val) > LMS__CLI_OUT_MAX) {
+    fprintf(stderr, "lms %s: %s: expected a directory path of 1 to %d "
+                    "bytes\n", cmd, f->flag, LMS__CLI_OUT_MAX);
+    return -1;
+  }
+  snprintf(field, LMS__PATH_MAX, "%s", val);
+  return 0;
+}
+
+/* --steps FIRST:COUNT. */
+static int steps(const char *cmd, const lms__cli_flag_t *f, const char *val,
+                 void *field) {
+  (void)f;
+  lms__report_args_t *a = field;
+  const char *colon = strchr(val, ':');
+  char first[32], count[32];
+  if (colon == NULL || (size_t)(colon - val) >= sizeof first ||
+      strlen(colon + 1) >= sizeof count)
+    return lms__report_bad("--steps: '%s' should be FIRST:COUNT, e.g. 40:12 (steps "
+               "40 to 51 of the measured iteration)", val);
+  snprintf(first, sizeof first, "%.*s", (int)(colon - val), val);
+  snprintf(count, sizeof count, "%s", colon + 1);
+  static const lms__cli_flag_t kFirst = {.flag = "--steps FIRST",
+                                         .lo = 0, .hi = 100000000};
+  static const lms__cli_flag_t kCount = {.flag = "--steps COUNT",
+                                         .lo = 1, .hi = LMS__REPORT_MAX_STEPS};
+  long v;
+  if (lms__cli_int(cmd, &kFirst, first, &v)) return -1;
+  a->step_first = (uint32_t)v;
+  if (lms__cli_int(cmd, &kCount, count, &v)) return -1;
+  a->step_count = (uint32_t)v;
+  a->steps_given = 1;
+  return 0;
+}
+
+/* Note [A command's flags] in cli.h. */
+#define R(field) offsetof(lms__report_args_t, field)
+#define PATH(name, field)                                                     \
+  {.flag = name, .kind = LMS__CLI_PATH, .at = R(field),                       \
+   .size = sizeof((lms__report_args_t *)0)->field}
+static const lms__cli_flag_t kReportFlags[] = {
+    {.flag = "--out", .kind = LMS__CLI_FN, .at = R(out), .fn = out_dir},
+    PATH("--stats", stats),
+    PATH("--trace", trace),
+    PATH("--ranks", ranks),
+    PATH("--bench-link", link_file),
+    {.flag = "--compare-links", .kind = LMS__CLI_SWITCH, .at = R(compare),
+     .lo = 1},
+    {.flag = "--native", .kind = LMS__CLI_FN, .at = 0, .fn = measured},
+    {.flag = "--emulated", .kind = LMS__CLI_FN, .at = 0, .fn = measured},
+    {.flag = "--steps", .kind = LMS__CLI_FN, .at = 0, .fn = steps},
+    {.flag = "--links", .kind = LMS__CLI_LIST, .at = R(links),
+     .size = sizeof(lms__link_t), .count = R(nlinks),
+     .max = LMS__REPORT_MAX_LINKS, .fn = lms__cli_link_item},
+    {.flag = "--iterations", .kind = LMS__CLI_INT, .at = R(iterations),
+     .lo = 2, .hi = LMS__REPLAY_MAX_ITERS},
+};
+#undef PATH
+
+static const lms__cli_spec_t kReport = {
+    .cmd = "report",
+    .help = "report",
+    .parts = {{kReportFlags, sizeof kReportFlags / sizeof kReportFlags[0], 0},
+              {lms__cli_workload_flags, 0, R(params)}},
+    .input_at = R(input),
+    .input_size = sizeof((lms__report_args_t *)0)->input,
+    .input_what = "the input",
+};
+#undef R
+
+static lms__cli_spec_t spec(void) {
+  lms__cli_spec_t s = kReport;
+  s.parts[1].n = lms__cli_workload_nflags;
+  return s;
+}
+
+int lms__report_extract_args(int *argc, char **argv, char **out) {
+  lms__cli_spec_t s = spec();
+  return lms__cli_extract(argc, argv, out, &s);
 }
 
 int lms__report_parse_args(int argc, char **argv, lms__report_args_t *a) {
@@ -80,110 +146,9 @@ int lms__report_parse_args(int argc, char **argv, lms__report_args_t *a) {
   a->iterations = LMS__REPLAY_SETTLE;
   a->params.train = -1;
   snprintf(a->out, sizeof a->out, "lms-report");
-  char trace[LMS__PATH_MAX] = "";
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    char flag[64];
-    const char *val = lms__cli_split_flag(arg, flag, sizeof flag);
-    int takes = -1;
-    for (size_t f = 0; f < sizeof kReportFlags / sizeof kReportFlags[0]; f++)
-      if (strcmp(flag, kReportFlags[f].flag) == 0) takes = kReportFlags[f].value;
-    if (takes == 1 && val == NULL) {
-      if (i + 1 >= argc) return lms__report_bad("%s needs a value", flag);
-      val = argv[++i];
-    } else if (takes == 0 && val != NULL) {
-      return lms__report_bad("%s takes no value", flag);
-    }
-    long v = 0;
-    char err[LMS__ERRBUF];
-    if (strcmp(flag, "--out") == 0) {
-      if (val[0] == '\0' || strlen(val) > LMS__CLI_OUT_MAX)
-        return lms__report_bad("--out: expected a directory path of 1 to %d bytes",
-                   LMS__CLI_OUT_MAX);
-      snprintf(a->out, sizeof a->out, "%s", val);
-    } else if (strcmp(flag, "--stats") == 0) {
-      if (lms__cli_path("report", "--stats", val, a->stats, sizeof a->stats))
-        return -1;
-    } else if (strcmp(flag, "--trace") == 0) {
-      if (lms__cli_path("report", "--trace", val, trace, sizeof trace))
-        return -1;
-    } else if (strcmp(flag, "--bench-link") == 0) {
-      if (lms__cli_path("report", "--bench-link", val, a->link_file,
-                        sizeof a->link_file))
-        return -1;
-    } else if (strcmp(flag, "--ranks") == 0) {
-      if (lms__cli_path("report", "--ranks", val, a->ranks, sizeof a->ranks))
-        return -1;
-    } else if (strcmp(flag, "--compare-links") == 0) {
-      a->compare = 1;
-    } else if (strcmp(flag, "--native") == 0 ||
-               strcmp(flag, "--emulated") == 0) {
-      if (a->nm == LMS__REPORT_MAX_MEASURED)
-        return lms__report_bad("%s: at most %d measured runs", flag, LMS__REPORT_MAX_MEASURED);
-      if (parse_measured(flag, val, &a->m[a->nm]) != 0) return -1;
-      a->nm++;
-    } else if (strcmp(flag, "--steps") == 0) {
-      char *colon = strchr(val, ':');
-      char first[32], count[32];
-      if (colon == NULL || (size_t)(colon - val) >= sizeof first ||
-          strlen(colon + 1) >= sizeof count)
-        return lms__report_bad("--steps: '%s' should be FIRST:COUNT, e.g. 40:12 (steps "
-                   "40 to 51 of the measured iteration)", val);
-      snprintf(first, sizeof first, "%.*s", (int)(colon - val), val);
-      snprintf(count, sizeof count, "%s", colon + 1);
-      if (parse_long("--steps FIRST", first, 0, 100000000, &v)) return -1;
-      a->step_first = (uint32_t)v;
-      if (parse_long("--steps COUNT", count, 1, LMS__REPORT_MAX_STEPS, &v)) return -1;
-      a->step_count = (uint32_t)v;
-      a->steps_given = 1;
-    } else if (strcmp(flag, "--links") == 0) {
-      char buf[512];
-      if (lms__cli_list_fits("report", flag, val, sizeof buf)) return -1;
-      snprintf(buf, sizeof buf, "%s", val);
-      a->nlinks = 0;
-      char *save = NULL;
-      for (char *t = strtok_r(buf, ",", &save); t != NULL;
-           t = strtok_r(NULL, ",", &save)) {
-        if (a->nlinks == LMS__REPORT_MAX_LINKS)
-          return lms__report_bad("--links: at most %d links", LMS__REPORT_MAX_LINKS);
-        if (lms__cli_link(t, &a->links[a->nlinks], err) != LMS_OK)
-          return lms__report_bad("--links: %s", err);
-        a->nlinks++;
-      }
-      if (a->nlinks == 0)
-        return lms__report_bad("--links: expected a comma-separated list such as "
-                   "pcie3,nvlink2");
-    } else if (strcmp(flag, "--batch") == 0) {
-      if (parse_long(flag, val, 1, 4096, &v)) return -1;
-      a->params.batch = (int)v;
-    } else if (strcmp(flag, "--size") == 0) {
-      if (parse_long(flag, val, 1, 100000, &v)) return -1;
-      a->params.size = (int)v;
-    } else if (strcmp(flag, "--train") == 0) {
-      a->params.train = 1;
-    } else if (strcmp(flag, "--forward") == 0) {
-      a->params.train = 0;
-    } else if (strcmp(flag, "--iterations") == 0) {
-      if (parse_long(flag, val, 2, LMS__REPLAY_MAX_ITERS, &v)) return -1;
-      a->iterations = (int)v;
-    } else if (strcmp(flag, "--device-tflops") == 0) {
-      char *end = NULL;
-      double t = strtod(val, &end);
-      if (end == val || *end != '\0' || !isfinite(t) || t <= 0 || t > 1e4)
-        return lms__report_bad("--device-tflops: '%s' is not a rate from above 0 to "
-                   "10000 TFLOP/s", val);
-      a->params.device_flops = t * 1e12;
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return lms__report_bad("unknown option '%s'; see 'lms help'", arg);
-    } else if (a->input[0] == '\0') {
-      if (lms__cli_path("report", "the input", arg, a->input,
-                        sizeof a->input))
-        return -1;
-    } else {
-      return lms__report_bad("unexpected argument '%s' (the input is '%s')", arg,
-                 a->input);
-    }
-  }
+  lms__cli_spec_t s = spec();
+  if (lms__cli_parse(&s, argc, argv, a, NULL) < 0) return -1;
+  const char *trace = a->trace;
   if (a->ranks[0] != '\0' || a->link_file[0] != '\0') {
     const char *which = a->ranks[0] != '\0' ? "--ranks" : "--bench-link";
     if (a->input[0] != '\0' || trace[0] != '\0' || a->stats[0] != '\0' ||

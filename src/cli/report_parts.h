@@ -75,6 +75,7 @@ typedef struct lms__report_args {
   char ranks[LMS__PATH_MAX]; /* --ranks: report_ranks.c */
   char link_file[LMS__PATH_MAX]; /* --bench-link: report_link.c */
   char stats[LMS__PATH_MAX];
+  char trace[LMS__PATH_MAX]; /* --trace: the input, named so */
   char out[LMS__PATH_MAX];
   lms__wl_params_t params;
   int iterations;

@@ -1,7 +1,7 @@
 /* sim_args.c - the flags of `lms sim` and `lms tune` (cli.h), and
  * loading the workload they name. */
-#include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,205 +22,128 @@ void lms__simcmd_args_init(lms__simcmd_args_t *a) {
   a->gpus_per_link = 1;
 }
 
-static int parse_int(const char *flag, const char *text, long lo, long hi,
-                     long *out) {
-  char *end = NULL;
-  errno = 0;
-  long v = text ? strtol(text, &end, 10) : 0;
-  if (text == NULL || end == text || *end != '\0' || errno != 0 || v < lo ||
-      v > hi) {
-    fprintf(stderr, "lms sim: %s: '%s' is not a whole number from %ld to %ld\n",
-            flag, text ? text : "", lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
+/* ---- The items of the lists ------------------------------------------- */
 
-/* Splits a comma list into at most MAX_LIST items, each parsed by `one`. */
-static int parse_list(const char *flag, const char *text,
-                      int (*one)(const char *flag, const char *item, void *out,
-                                 size_t i),
-                      void *out, size_t *n) {
-  char buf[1024];
-  if (text == NULL || text[0] == '\0') {
-    fprintf(stderr, "lms sim: %s: expected a comma-separated list\n", flag);
-    return -1;
-  }
-  if (lms__cli_list_fits("sim", flag, text, sizeof buf)) return -1;
-  snprintf(buf, sizeof buf, "%s", text);
-  *n = 0;
-  char *save = NULL;
-  for (char *tok = strtok_r(buf, ",", &save); tok != NULL;
-       tok = strtok_r(NULL, ",", &save)) {
-    if (*n == MAX_LIST) {
-      fprintf(stderr, "lms sim: %s: at most %d items\n", flag, MAX_LIST);
-      return -1;
-    }
-    if (one(flag, tok, out, *n) != 0) return -1;
-    (*n)++;
-  }
-  if (*n == 0) {
-    fprintf(stderr, "lms sim: %s: the list is empty\n", flag);
-    return -1;
-  }
-  return 0;
-}
-
-static int one_link(const char *flag, const char *item, void *out, size_t i) {
+int lms__cli_link_item(const char *cmd, const lms__cli_flag_t *f,
+                       const char *item, void *out) {
   char err[LMS__ERRBUF];
-  if (lms__cli_link(item, &((lms__link_t *)out)[i], err) != LMS_OK) {
-    fprintf(stderr, "lms sim: %s: %s\n", flag, err);
+  if (lms__cli_link(item, out, err) != LMS_OK) {
+    fprintf(stderr, "lms %s: %s: %s\n", cmd, f->flag, err);
     return -1;
   }
   return 0;
 }
 
-static int one_policy(const char *flag, const char *item, void *out, size_t i) {
+static int one_policy(const char *cmd, const lms__cli_flag_t *f,
+                      const char *item, void *out) {
   for (int k = 0; k < 3; k++) {
     if (strcmp(item, lms__simcmd_policy_names[k]) == 0) {
-      ((lms__policy_t *)out)[i] = (lms__policy_t)k;
+      *(lms__policy_t *)out = (lms__policy_t)k;
       return 0;
     }
   }
-  fprintf(stderr, "lms sim: %s: unknown policy '%s'; accepted: ondemand, lru, "
-                  "schedule\n", flag, item);
+  fprintf(stderr, "lms %s: %s: unknown policy '%s'; accepted: ondemand, "
+                  "lru, schedule\n", cmd, f->flag, item);
   return -1;
 }
 
-static int one_size(const char *flag, const char *item, void *out, size_t i) {
+static int one_size(const char *cmd, const lms__cli_flag_t *f,
+                    const char *item, void *out) {
   char err[LMS__ERRBUF];
-  if (lms__parse_size(flag, item, &((uint64_t *)out)[i], err) != LMS_OK) {
-    fprintf(stderr, "lms sim: %s\n", err);
+  if (lms__parse_size(f->flag, item, out, err) != LMS_OK) {
+    fprintf(stderr, "lms %s: %s\n", cmd, err);
     return -1;
   }
   return 0;
 }
 
-/* The flags of `lms sim` itself, and whether each takes a value. */
-static const lms__cli_flag_t kSimFlags[] = {
-    {"--batch", 1},  {"--size", 1},     {"--train", 0},       {"--forward", 0},
-    {"--iterations", 1}, {"--links", 1}, {"--policies", 1},  {"--capacities", 1},
-    {"--device-tflops", 1}, {"--json", 1}, {"--declare", 0},
-    {"--gpus-per-link", 1}, {"--discard-dead", 0}, {"--calibrate-busy", 1},
-    {"--quiet", 0},
-    /* `lms tune`'s own */
-    {"--workload", 1}, {"--lms-values", 1}, {"--frac-values", 1},
-    {"--window-values", 1}, {"--repeat", 1},
+/* A percentage above 0 and below 100, kept as a share. */
+static int busy_share(const char *cmd, const lms__cli_flag_t *f,
+                      const char *val, void *out) {
+  char *end = NULL;
+  double b = strtod(val, &end);
+  if (end == val || *end != '\0' || !isfinite(b) || b <= 0 || b >= 100) {
+    fprintf(stderr, "lms %s: %s: '%s' is not a GPU busy share; accepted: a "
+                    "percentage above 0 and below 100, as 29.1\n",
+            cmd, f->flag, val);
+    return -1;
+  }
+  *(double *)out = b / 100.0;
+  return 0;
+}
+
+/* ---- The tables (Note [A command's flags] in cli.h) --------------------- */
+
+#define W(field) offsetof(lms__wl_params_t, field)
+const lms__cli_flag_t lms__cli_workload_flags[] = {
+    {.flag = "--batch", .kind = LMS__CLI_INT, .at = W(batch), .lo = 1,
+     .hi = 4096},
+    {.flag = "--size", .kind = LMS__CLI_INT, .at = W(size), .lo = 1,
+     .hi = 100000},
+    {.flag = "--train", .kind = LMS__CLI_SWITCH, .at = W(train), .lo = 1},
+    {.flag = "--forward", .kind = LMS__CLI_SWITCH, .at = W(train), .lo = 0},
+    {.flag = "--device-tflops", .kind = LMS__CLI_REAL, .at = W(device_flops),
+     .lo = 0, .hi = 1e4, .scale = 1e12,
+     .accepted = "a rate above 0 and up to 10000 TFLOP/s"},
 };
+#undef W
+const size_t lms__cli_workload_nflags =
+    sizeof lms__cli_workload_flags / sizeof lms__cli_workload_flags[0];
+
+#define S(field) offsetof(lms__simcmd_args_t, field)
+const lms__cli_flag_t lms__simcmd_flags[] = {
+    {.flag = "--iterations", .kind = LMS__CLI_INT, .at = S(iterations),
+     .lo = 2, .hi = LMS__REPLAY_MAX_ITERS},
+    {.flag = "--links", .kind = LMS__CLI_LIST, .at = S(links),
+     .size = sizeof(lms__link_t), .count = S(nlinks), .max = MAX_LIST,
+     .fn = lms__cli_link_item},
+    {.flag = "--policies", .kind = LMS__CLI_LIST, .at = S(policies),
+     .size = sizeof(lms__policy_t), .count = S(npolicies), .max = MAX_LIST,
+     .fn = one_policy},
+    {.flag = "--capacities", .kind = LMS__CLI_LIST, .at = S(capacities),
+     .size = sizeof(uint64_t), .count = S(ncapacities), .max = MAX_LIST,
+     .fn = one_size},
+    {.flag = "--json", .kind = LMS__CLI_PATH, .at = S(json),
+     .size = sizeof((lms__simcmd_args_t *)0)->json},
+    {.flag = "--gpus-per-link", .kind = LMS__CLI_INT, .at = S(gpus_per_link),
+     .lo = 1, .hi = LMS__SHARE_MAX_GPUS,
+     .accepted = "a whole number of GPUs sharing one host link, from 1 "
+                 "(alone) to 8"},
+    {.flag = "--calibrate-busy", .kind = LMS__CLI_FN,
+     .at = S(calibrate_busy), .fn = busy_share},
+    {.flag = "--declare", .kind = LMS__CLI_SWITCH, .at = S(declare), .lo = 1},
+    {.flag = "--discard-dead", .kind = LMS__CLI_SWITCH, .at = S(discard_dead),
+     .lo = 1},
+    {.flag = "--quiet", .kind = LMS__CLI_SWITCH, .at = S(quiet), .lo = 1},
+};
+const size_t lms__simcmd_nflags =
+    sizeof lms__simcmd_flags / sizeof lms__simcmd_flags[0];
+
+static const lms__cli_spec_t kSim = {
+    .cmd = "sim",
+    .help = "sim",
+    .parts = {{lms__simcmd_flags,
+               sizeof lms__simcmd_flags / sizeof lms__simcmd_flags[0], 0},
+              {lms__cli_workload_flags,
+               sizeof lms__cli_workload_flags /
+                   sizeof lms__cli_workload_flags[0],
+               S(params)}},
+    .input_at = S(input),
+    .input_size = sizeof((lms__simcmd_args_t *)0)->input,
+    .input_what = "the workload",
+};
+#undef S
 
 int lms__simcmd_extract_args(int *argc, char **argv, char **out) {
-  return lms__cli_extract(argc, argv, out, kSimFlags,
-                          sizeof kSimFlags / sizeof kSimFlags[0]);
+  /* `lms tune` takes sim's flags and its own. */
+  lms__cli_spec_t both = kSim;
+  both.parts[2].flags = lms__tune_flags;
+  both.parts[2].n = lms__tune_nflags;
+  return lms__cli_extract(argc, argv, out, &both);
 }
 
 int lms__simcmd_parse_args(int argc, char **argv, lms__simcmd_args_t *a) {
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    char flag[64];
-    const char *val = lms__cli_split_flag(arg, flag, sizeof flag);
-#define NEXT()                                                                \
-  do {                                                                        \
-    if (val == NULL) {                                                        \
-      if (i + 1 >= argc) {                                                    \
-        fprintf(stderr, "lms sim: %s needs a value\n", flag);                 \
-        return -1;                                                            \
-      }                                                                       \
-      val = argv[++i];                                                        \
-    }                                                                         \
-  } while (0)
-    long v;
-    for (size_t f = 0; val != NULL && f < sizeof kSimFlags / sizeof kSimFlags[0];
-         f++)
-      if (!kSimFlags[f].value && strcmp(flag, kSimFlags[f].flag) == 0) {
-        fprintf(stderr, "lms sim: %s takes no value; got '%s'\n", flag, arg);
-        return -1;
-      }
-    if (strcmp(flag, "--batch") == 0) {
-      NEXT();
-      if (parse_int(flag, val, 1, 4096, &v)) return -1;
-      a->params.batch = (int)v;
-    } else if (strcmp(flag, "--size") == 0) {
-      NEXT();
-      if (parse_int(flag, val, 1, 100000, &v)) return -1;
-      a->params.size = (int)v;
-    } else if (strcmp(flag, "--train") == 0 && val == NULL) {
-      a->params.train = 1;
-    } else if (strcmp(flag, "--forward") == 0 && val == NULL) {
-      a->params.train = 0;
-    } else if (strcmp(flag, "--iterations") == 0) {
-      NEXT();
-      if (parse_int(flag, val, 2, LMS__REPLAY_MAX_ITERS, &v)) return -1;
-      a->iterations = (int)v;
-    } else if (strcmp(flag, "--links") == 0) {
-      NEXT();
-      if (parse_list(flag, val, one_link, a->links, &a->nlinks)) return -1;
-    } else if (strcmp(flag, "--policies") == 0) {
-      NEXT();
-      if (parse_list(flag, val, one_policy, a->policies, &a->npolicies))
-        return -1;
-    } else if (strcmp(flag, "--capacities") == 0) {
-      NEXT();
-      if (parse_list(flag, val, one_size, a->capacities, &a->ncapacities))
-        return -1;
-    } else if (strcmp(flag, "--device-tflops") == 0) {
-      NEXT();
-      char *end = NULL;
-      double t = strtod(val, &end);
-      if (end == val || *end != '\0' || !isfinite(t) || t <= 0 || t > 1e4) {
-        fprintf(stderr, "lms sim: --device-tflops: '%s' is not a rate from "
-                        "above 0 to 10000 TFLOP/s\n", val);
-        return -1;
-      }
-      a->params.device_flops = t * 1e12;
-    } else if (strcmp(flag, "--json") == 0) {
-      NEXT();
-      if (lms__cli_path("sim", "--json", val, a->json, sizeof a->json))
-        return -1;
-    } else if (strcmp(flag, "--gpus-per-link") == 0) {
-      NEXT();
-      char *end = NULL;
-      errno = 0;
-      long g = strtol(val, &end, 10);
-      if (end == val || *end != '\0' || errno != 0 || g < 1 ||
-          g > LMS__SHARE_MAX_GPUS) {
-        fprintf(stderr, "lms sim: --gpus-per-link: '%s' is not a number of "
-                        "GPUs sharing one host link; accepted: a whole "
-                        "number from 1 (alone) to %d\n", val,
-                LMS__SHARE_MAX_GPUS);
-        return -1;
-      }
-      a->gpus_per_link = (int)g;
-    } else if (strcmp(flag, "--calibrate-busy") == 0) {
-      NEXT();
-      char *end = NULL;
-      double b = strtod(val, &end);
-      if (end == val || *end != '\0' || !isfinite(b) || b <= 0 || b >= 100) {
-        fprintf(stderr, "lms sim: --calibrate-busy: '%s' is not a GPU busy "
-                        "share; accepted: a percentage above 0 and below "
-                        "100, as 29.1\n", val);
-        return -1;
-      }
-      a->calibrate_busy = b / 100.0;
-    } else if (strcmp(flag, "--declare") == 0 && val == NULL) {
-      a->declare = 1;
-    } else if (strcmp(flag, "--discard-dead") == 0 && val == NULL) {
-      a->discard_dead = 1;
-    } else if (strcmp(flag, "--quiet") == 0 && val == NULL) {
-      a->quiet = 1;
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      fprintf(stderr, "lms sim: unknown option '%s'; see 'lms help'\n", arg);
-      return -1;
-    } else if (a->input[0] == '\0') {
-      if (lms__cli_path("sim", "the trace", arg, a->input, sizeof a->input))
-        return -1;
-    } else {
-      fprintf(stderr, "lms sim: unexpected argument '%s' (the workload is "
-                      "'%s')\n", arg, a->input);
-      return -1;
-    }
-#undef NEXT
-  }
+  if (lms__cli_parse(&kSim, argc, argv, a, NULL) < 0) return -1;
   if (a->input[0] == '\0') {
     fprintf(stderr, "lms sim: name a built-in workload (googlenet, unet3d) "
                     "or a trace file\n");

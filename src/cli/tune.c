@@ -24,6 +24,7 @@
  * product, of the range sizes. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,75 +95,109 @@ static int check_win(const char *f, const char *v) {
   return check_option("prefetch-window", f, v);
 }
 
+/* A range as given (--lms-values and its kind), split and checked by
+ * parse_values once every flag is known. */
+typedef struct range_text {
+  char text[256];
+  int given;
+} range_text_t;
+
+typedef struct tune_args {
+  lms__simcmd_args_t sa; /* --workload and the workload's flags */
+  range_text_t kb, frac, win;
+  int repeat;
+  char json[LMS__PATH_MAX];
+} tune_args_t;
+
+static int range_arg(const char *cmd, const lms__cli_flag_t *f,
+                     const char *val, void *field) {
+  range_text_t *r = field;
+  if (lms__cli_list_fits(cmd, f->flag, val, sizeof r->text)) return -1;
+  snprintf(r->text, sizeof r->text, "%s", val);
+  r->given = 1;
+  return 0;
+}
+
+#define T(field) offsetof(tune_args_t, field)
+const lms__cli_flag_t lms__tune_flags[] = {
+    {.flag = "--workload", .kind = LMS__CLI_PATH, .at = T(sa.input),
+     .size = sizeof((tune_args_t *)0)->sa.input},
+    {.flag = "--lms-values", .kind = LMS__CLI_FN, .at = T(kb),
+     .fn = range_arg},
+    {.flag = "--frac-values", .kind = LMS__CLI_FN, .at = T(frac),
+     .fn = range_arg},
+    {.flag = "--window-values", .kind = LMS__CLI_FN, .at = T(win),
+     .fn = range_arg},
+    {.flag = "--repeat", .kind = LMS__CLI_INT, .at = T(repeat), .lo = 1,
+     .hi = MAX_REPEAT,
+     .accepted = "a whole number of runs per setting from 1 to 100"},
+    {.flag = "--json", .kind = LMS__CLI_PATH, .at = T(json),
+     .size = sizeof((tune_args_t *)0)->json},
+};
+const size_t lms__tune_nflags = sizeof lms__tune_flags / sizeof lms__tune_flags[0];
+
+static const lms__cli_spec_t kTune = {
+    .cmd = "tune",
+    .help = "tune",
+    .parts = {{lms__tune_flags,
+               sizeof lms__tune_flags / sizeof lms__tune_flags[0], 0},
+              {lms__simcmd_flags, 0, T(sa)}, /* n set in lms__cli_tune */
+              {lms__cli_workload_flags, 0, T(sa.params)}},
+    .stop_at_dashes = 1,
+};
+#undef T
+
+/* The words given for the workload, as `lms sim` takes them: the
+ * workload's name, then its flags (the suggestion printed at the end). */
+static int sim_words(int argc, char **argv, char **out) {
+  int n = 0;
+  for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    char flag[64];
+    const char *val = lms__cli_split_flag(argv[i], flag, sizeof flag);
+    const lms__cli_flag_t *own = NULL;
+    for (size_t f = 0; f < lms__tune_nflags; f++)
+      if (strcmp(flag, lms__tune_flags[f].flag) == 0) own = &lms__tune_flags[f];
+    if (own == NULL) {
+      out[n++] = argv[i];
+      continue;
+    }
+    if (val == NULL && i + 1 < argc) val = argv[++i];
+    if (own == &lms__tune_flags[0] && val != NULL) out[n++] = (char *)val;
+  }
+  return n;
+}
+
 int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   static tune_t t;
   memset(&t, 0, sizeof t);
   t.base = base;
-  t.repeat = 1;
   t.err_fd = -1;
   t.out = stdout;
-  char json[LMS__PATH_MAX] = "";
-  lms__simcmd_args_t sa;
-  lms__simcmd_args_init(&sa);
-  char kb[256] = "", frac[256] = "", win[256] = "";
-  int have_kb = 0, have_frac = 0, have_win = 0;
-  char *sim_args[64];
-  int nsim = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--") == 0) {
-      t.cmd = &argv[i + 1];
-      if (i + 1 >= argc) {
-        fprintf(stderr, "lms tune: nothing to run after '--'\n");
-        return 2;
-      }
-      break;
-    }
-    char *val = NULL;
-    if (i + 1 < argc) val = argv[i + 1];
-    if (strcmp(a, "--lms-values") == 0 && val) {
-      if (lms__cli_list_fits("tune", a, val, sizeof kb)) return 2;
-      snprintf(kb, sizeof kb, "%s", val);
-      have_kb = 1;
-      i++;
-    } else if (strcmp(a, "--frac-values") == 0 && val) {
-      if (lms__cli_list_fits("tune", a, val, sizeof frac)) return 2;
-      snprintf(frac, sizeof frac, "%s", val);
-      have_frac = 1;
-      i++;
-    } else if (strcmp(a, "--window-values") == 0 && val) {
-      if (lms__cli_list_fits("tune", a, val, sizeof win)) return 2;
-      snprintf(win, sizeof win, "%s", val);
-      have_win = 1;
-      i++;
-    } else if (strcmp(a, "--repeat") == 0 && val) {
-      char *end = NULL;
-      errno = 0;
-      long r = strtol(val, &end, 10);
-      if (end == val || *end != '\0' || errno != 0 || r < 1 ||
-          r > MAX_REPEAT) {
-        fprintf(stderr, "lms tune: --repeat: '%s' is not accepted; "
-                        "accepted: a whole number of runs per setting from "
-                        "1 to %d\n", val, MAX_REPEAT);
-        return 2;
-      }
-      t.repeat = (int)r;
-      i++;
-    } else if (strcmp(a, "--json") == 0 && val) {
-      if (lms__cli_path("tune", "--json", val, json, sizeof json)) return 2;
-      i++;
-    } else if (strcmp(a, "--workload") == 0 && val) {
-      if (nsim < 63) sim_args[nsim++] = val;
-      i++;
-    } else if (strcmp(a, "--lms-values") == 0 || strcmp(a, "--frac-values") == 0 ||
-               strcmp(a, "--window-values") == 0 || strcmp(a, "--workload") == 0 ||
-               strcmp(a, "--repeat") == 0 || strcmp(a, "--json") == 0) {
-      fprintf(stderr, "lms tune: %s needs a value\n", a);
+  static tune_args_t ta;
+  memset(&ta, 0, sizeof ta);
+  lms__simcmd_args_init(&ta.sa);
+  ta.repeat = 1;
+  lms__cli_spec_t spec = kTune;
+  spec.parts[1].n = lms__simcmd_nflags;
+  spec.parts[2].n = lms__cli_workload_nflags;
+  const char *seen[LMS__CLI_PARTS];
+  int end = lms__cli_parse(&spec, argc, argv, &ta, seen);
+  if (end < 0) return 2;
+  if (end < argc) {
+    t.cmd = &argv[end + 1];
+    if (end + 1 >= argc) {
+      fprintf(stderr, "lms tune: nothing to run after '--'\n");
       return 2;
-    } else if (nsim < 63) {
-      sim_args[nsim++] = argv[i];
     }
   }
+  t.repeat = ta.repeat;
+  lms__simcmd_args_t sa = ta.sa;
+  const char *json = ta.json;
+  char *sim_args[64];
+  int nsim = sim_words(argc < 64 ? argc : 64, argv, sim_args);
+  const char *kb = ta.kb.text, *frac = ta.frac.text, *win = ta.win.text;
+  int have_kb = ta.kb.given, have_frac = ta.frac.given,
+      have_win = ta.win.given;
   if (have_kb ? parse_values("--lms-values", kb, ',', t.kb_text, &t.nkb, check_kb)
               : 0) return 2;
   if (have_frac ? parse_values("--frac-values", frac, ',', t.frac_text, &t.nfrac,
@@ -180,12 +215,11 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
       snprintf(t.win_text[t.nwin++], 32, "%s", kDefaultWin[i]);
 
   if (t.cmd == NULL) {
-    if (nsim == 0) {
+    if (sa.input[0] == '\0') {
       fprintf(stderr, "lms tune: give --workload NAME|TRACE for the simulator, "
                       "or -- CMD ARGS for a program\n");
       return 2;
     }
-    if (lms__simcmd_parse_args(nsim, sim_args, &sa) != 0) return 2;
     /* lms sim's flags that compare several runs have no meaning for a
      * search that makes its own runs: refused rather than ignored. */
     const char *unused = sa.nlinks      ? "--links (give one link as --link "
@@ -228,11 +262,14 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   } else {
     /* Before "--" a program takes tune's own flags alone: a workload's
      * would be silently unused. */
-    if (nsim > 0) {
+    const char *wl = sa.input[0] != '\0' ? "--workload"
+                     : seen[1] != NULL    ? seen[1]
+                                          : seen[2];
+    if (wl != NULL) {
       fprintf(stderr, "lms tune: '%s' is not accepted with a program (lms "
                       "tune ... -- CMD); accepted before '--': --lms-values, "
                       "--frac-values, --window-values, --repeat, --json and "
-                      "lms's options\n", sim_args[0]);
+                      "lms's options\n", wl);
       return 2;
     }
     /* A program that cannot be started would fail every setting and end

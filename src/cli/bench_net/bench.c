@@ -87,8 +87,8 @@ int lms__bench_net_gpu(const lms_options_t *base, const bn_args_t *a) {
   double best_ratio_fwd = -1, best_ratio_iter = -1;
   char best_cfg[64] = "";
   int failures = 0;
-  for (int ci = 0; ci < a->nconfigs; ci++)
-    for (int bi = 0; bi < a->nbatches; bi++) {
+  for (size_t ci = 0; ci < a->nconfigs; ci++)
+    for (size_t bi = 0; bi < a->nbatches; bi++) {
       bn_result_t r;
       int batch = a->batches[bi];
       char name[32];
