@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "core/avl.h"
-#include "core/hash.h"
+#include "core/map.h"
 #include "core/log.h"
 #include "core/status.h"
 
@@ -158,78 +158,20 @@ static void table_remove(sim_table_t *t, sim_range_t *r) {
   else free(r);
 }
 
-/* A set of live handles (streams, events): asked on nearly every call, so
- * a hash set with linear probing, at most half full, O(1); removal
- * shifts the entries after the hole back (no tombstones). */
-typedef struct sim_handles {
-  uintptr_t *slot; /* 0: empty */
-  size_t cap, len;
-} sim_handles_t;
-
-static size_t handle_slot(uintptr_t h, size_t cap) {
-  return lms__hash_slot((uint64_t)h, cap);
-}
+/* The live handles (streams, events), asked on nearly every call: a set
+ * (Note [One hash map] in core/map.h), the value unused. */
+LMS__MAP(handles, uint8_t, lms__map_zalloc, lms__map_release)
+typedef handles_t sim_handles_t;
 
 static int handles_has(const sim_handles_t *t, uintptr_t h) {
-  if (t->cap == 0 || h == 0) return 0;
-  for (size_t i = handle_slot(h, t->cap); t->slot[i] != 0;
-       i = (i + 1) & (t->cap - 1))
-    if (t->slot[i] == h) return 1;
-  return 0;
-}
-
-/* Room for one more handle, so that handles_add cannot fail; 0 on
- * success. */
-static int handles_reserve(sim_handles_t *t) {
-  if ((t->len + 1) * 2 <= t->cap) return 0;
-  size_t cap = t->cap ? 2 * t->cap : 64;
-  uintptr_t *v = calloc(cap, sizeof *v);
-  if (v == NULL) return -1;
-  for (size_t i = 0; i < t->cap; i++) {
-    if (t->slot[i] == 0) continue;
-    size_t j = handle_slot(t->slot[i], cap);
-    while (v[j] != 0) j = (j + 1) & (cap - 1);
-    v[j] = t->slot[i];
-  }
-  free(t->slot);
-  t->slot = v;
-  t->cap = cap;
-  return 0;
-}
-
-static void handles_add(sim_handles_t *t, uintptr_t h) {
-  size_t i = handle_slot(h, t->cap);
-  while (t->slot[i] != 0) i = (i + 1) & (t->cap - 1);
-  t->slot[i] = h;
-  t->len++;
-}
-
-/* Removes h; 0 if it was not there. */
-static int handles_remove(sim_handles_t *t, uintptr_t h) {
-  if (t->cap == 0 || h == 0) return 0;
-  size_t mask = t->cap - 1, i = handle_slot(h, t->cap);
-  while (t->slot[i] != h) {
-    if (t->slot[i] == 0) return 0;
-    i = (i + 1) & mask;
-  }
-  /* Moves back each later entry of the run whose home is not in (i, j]. */
-  for (size_t j = (i + 1) & mask; t->slot[j] != 0; j = (j + 1) & mask) {
-    size_t k = handle_slot(t->slot[j], t->cap);
-    int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-    if (stays) continue;
-    t->slot[i] = t->slot[j];
-    i = j;
-  }
-  t->slot[i] = 0;
-  t->len--;
-  return 1;
+  return handles_find(t, (uint64_t)h) != NULL;
 }
 
 /* Frees every handle and the set. */
 static void handles_free_all(sim_handles_t *t) {
-  for (size_t i = 0; i < t->cap; i++) free((void *)t->slot[i]);
-  free(t->slot);
-  memset(t, 0, sizeof *t);
+  for (size_t i = 0; i < t->cap; i++)
+    if (t->keys[i] != 0) free((void *)(uintptr_t)t->keys[i]);
+  handles_free(t);
 }
 
 /* ---- The device ----------------------------------------------------- */
@@ -609,7 +551,7 @@ static lms_status_t handle_create(sim_t *s, sim_handles_t *t, const char *what,
                                   size_t size, void **out) {
   if (out == NULL)
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: out is NULL", what);
-  if (handles_reserve(t) != 0)
+  if (handles_reserve(t, 1) != 0)
     return SIM_FAIL(s, LMS_ERR_HOST_OOM,
                     "%s: the host has no memory left for the simulator's "
                     "bookkeeping", what);
@@ -617,7 +559,7 @@ static lms_status_t handle_create(sim_t *s, sim_handles_t *t, const char *what,
   if (h == NULL)
     return SIM_FAIL(s, LMS_ERR_HOST_OOM, "%s: the host has no memory left",
                     what);
-  handles_add(t, (uintptr_t)h);
+  (void)handles_put(t, (uint64_t)(uintptr_t)h, 1); /* room reserved */
   *out = h;
   return LMS_OK;
 }
@@ -625,7 +567,7 @@ static lms_status_t handle_create(sim_t *s, sim_handles_t *t, const char *what,
 static lms_status_t handle_destroy(sim_t *s, sim_handles_t *t,
                                    const char *what, const char *kind,
                                    void *h) {
-  if (!handles_remove(t, (uintptr_t)h))
+  if (h == NULL || !handles_del(t, (uint64_t)(uintptr_t)h))
     return SIM_FAIL(s, LMS_ERR_INVALID, "%s: %p is not a live %s of this "
                     "device", what, h, kind);
   free(h);

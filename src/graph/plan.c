@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
+#include "core/map.h"
 #include "core/log.h"
 #include "core/options.h"
 #include "core/rank.h"
@@ -52,84 +52,8 @@
 
 /* ---- A map from 64-bit keys (never 0) to 64-bit values ------------------ */
 
-typedef struct u64map {
-  uint64_t *keys; /* 0: empty; UINT64_MAX: deleted */
-  uint64_t *vals;
-  size_t cap, len, used; /* used counts deleted slots too */
-} u64map_t;
-
-#define MAP_DELETED UINT64_MAX
-
-static size_t map_slot(uint64_t k, size_t cap) {
-  return lms__hash_slot(k, cap);
-}
-
-static int map_grow(u64map_t *m) {
-  size_t ncap = m->cap ? m->cap * 2 : 64;
-  if (m->len * 2 < m->cap) ncap = m->cap; /* only clear deleted slots */
-  uint64_t *k = calloc(ncap, sizeof *k), *v = calloc(ncap, sizeof *v);
-  if (k == NULL || v == NULL) {
-    free(k);
-    free(v);
-    return -1;
-  }
-  for (size_t i = 0; i < m->cap; i++) {
-    if (m->keys[i] == 0 || m->keys[i] == MAP_DELETED) continue;
-    size_t j = map_slot(m->keys[i], ncap);
-    while (k[j] != 0) j = (j + 1) & (ncap - 1);
-    k[j] = m->keys[i];
-    v[j] = m->vals[i];
-  }
-  free(m->keys);
-  free(m->vals);
-  m->keys = k;
-  m->vals = v;
-  m->cap = ncap;
-  m->used = m->len;
-  return 0;
-}
-
-static uint64_t *map_find(const u64map_t *m, uint64_t key) {
-  if (m->cap == 0) return NULL;
-  for (size_t j = map_slot(key, m->cap);; j = (j + 1) & (m->cap - 1)) {
-    if (m->keys[j] == 0) return NULL;
-    if (m->keys[j] == key) return &m->vals[j];
-  }
-}
-
-static int map_put(u64map_t *m, uint64_t key, uint64_t val) {
-  uint64_t *v = map_find(m, key);
-  if (v != NULL) {
-    *v = val;
-    return 0;
-  }
-  if ((m->used + 1) * 4 > m->cap * 3 && map_grow(m) != 0) return -1;
-  size_t j = map_slot(key, m->cap);
-  while (m->keys[j] != 0 && m->keys[j] != MAP_DELETED) j = (j + 1) & (m->cap - 1);
-  if (m->keys[j] == 0) m->used++;
-  m->keys[j] = key;
-  m->vals[j] = val;
-  m->len++;
-  return 0;
-}
-
-static void map_del(u64map_t *m, uint64_t key) {
-  uint64_t *v = map_find(m, key);
-  if (v == NULL) return;
-  m->keys[v - m->vals] = MAP_DELETED;
-  m->len--;
-}
-
-static void map_clear(u64map_t *m) {
-  if (m->cap) memset(m->keys, 0, m->cap * sizeof *m->keys);
-  m->len = m->used = 0;
-}
-
-static void map_free(u64map_t *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+/* Note [One hash map] in core/map.h. */
+LMS__MAP(u64map, uint64_t, lms__map_zalloc, lms__map_release)
 
 /* ---- The planner -------------------------------------------------------- */
 
@@ -235,13 +159,13 @@ static int grow_arr(void **v, uint32_t *cap, uint32_t len, size_t elem) {
 }
 
 static lms_chunk_t *live_chunk(const lms__plan_t *p, uint64_t serial) {
-  uint64_t *v = map_find(&p->live, serial);
+  uint64_t *v = u64map_find(&p->live, serial);
   return v ? (lms_chunk_t *)(uintptr_t)*v : NULL;
 }
 
 /* The chunk playing `key` now, or NULL. */
 static lms_chunk_t *resolve(const lms__plan_t *p, uint64_t key) {
-  uint64_t *b = map_find(&p->bind, key);
+  uint64_t *b = u64map_find(&p->bind, key);
   return live_chunk(p, b ? *b : key);
 }
 
@@ -290,8 +214,8 @@ static uint64_t next_use(void *arg, const lms_chunk_t *c) {
 static void drop_schedule(lms__plan_t *p) {
   /* Every chunk's next use becomes unknown: the index goes. */
   if (p->swap->use_index) lms__swap_use_index(p->swap, 0);
-  map_clear(&p->key_index);
-  map_clear(&p->bind);
+  u64map_clear(&p->key_index);
+  u64map_clear(&p->bind);
   free(p->use_first);
   free(p->use_count);
   free(p->uses);
@@ -411,8 +335,8 @@ static int activate(lms__plan_t *p, uint32_t period) {
   uint32_t nrefs = period ? p->steps[period - 1].first + p->steps[period - 1].n : 0;
   uint32_t nkeys = 0;
   for (uint32_t i = 0; i < nrefs; i++) {
-    if (map_find(&p->key_index, p->refs[i].key) != NULL) continue;
-    if (map_put(&p->key_index, p->refs[i].key, nkeys++) != 0) return -1;
+    if (u64map_find(&p->key_index, p->refs[i].key) != NULL) continue;
+    if (u64map_put(&p->key_index, p->refs[i].key, nkeys++) != 0) return -1;
   }
   p->use_first = calloc(nkeys + 1, sizeof *p->use_first);
   p->use_count = calloc(nkeys + 1, sizeof *p->use_count);
@@ -434,7 +358,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
       !p->key_size || !p->ws_count || !p->key_chunk)
     return -1;
   for (uint32_t i = 0; i < nrefs; i++) {
-    uint32_t k = (uint32_t)*map_find(&p->key_index, p->refs[i].key);
+    uint32_t k = (uint32_t)*u64map_find(&p->key_index, p->refs[i].key);
     p->ref_key[i] = k;
     p->key_size[k] = p->refs[i].size;
     p->use_count[k]++;
@@ -497,14 +421,14 @@ static void bind_current(lms__plan_t *p, uint32_t pos) {
     if (c->plan_gen != p->gen) c->plan_key = 0;
     if (c->plan_key != 0 && c->plan_key != key) {
       /* The chunk changes role; its old key's binding goes with it. */
-      uint64_t *b = map_find(&p->bind, c->plan_key);
-      if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+      uint64_t *b = u64map_find(&p->bind, c->plan_key);
+      if (b != NULL && *b == c->serial) u64map_del(&p->bind, c->plan_key);
       set_key_chunk(p, c->plan_kidx, resolve(p, c->plan_key));
     }
     c->plan_key = key;
     c->plan_kidx = k;
     c->plan_gen = p->gen;
-    if (map_put(&p->bind, key, c->serial) != 0) c->plan_key = 0;
+    if (u64map_put(&p->bind, key, c->serial) != 0) c->plan_key = 0;
     set_key_chunk(p, k, resolve(p, key));
   }
 }
@@ -892,10 +816,10 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
   p->swap->next_use = NULL;
   p->swap->next_use_arg = NULL;
   p->swap->on_change = NULL;
-  map_free(&p->key_index);
-  map_free(&p->bind);
-  map_free(&p->live);
-  map_free(&p->trace_ids);
+  u64map_free(&p->key_index);
+  u64map_free(&p->bind);
+  u64map_free(&p->live);
+  u64map_free(&p->trace_ids);
   free(p->steps);
   free(p->refs);
   free(p->cur);
@@ -904,15 +828,15 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
 }
 
 lms_status_t lms__plan_on_alloc(lms__plan_t *p, lms_chunk_t *c) {
-  if (map_put(&p->live, c->serial, (uint64_t)(uintptr_t)c) != 0)
+  if (u64map_put(&p->live, c->serial, (uint64_t)(uintptr_t)c) != 0)
     return LMS_ERR_HOST_OOM;
   if (p->trace != NULL) {
     char name[32];
     uint32_t id;
     snprintf(name, sizeof name, "c%llu", (unsigned long long)c->serial);
     if (lms__wl_add_chunk(p->trace, c->size, 0, name, &id) != LMS_OK ||
-        map_put(&p->trace_ids, c->serial, (uint64_t)id + 1) != 0) {
-      map_del(&p->live, c->serial);
+        u64map_put(&p->trace_ids, c->serial, (uint64_t)id + 1) != 0) {
+      u64map_del(&p->live, c->serial);
       return LMS_ERR_HOST_OOM;
     }
   }
@@ -927,30 +851,30 @@ static void on_change(void *arg, const lms_chunk_t *c) {
   if (c->plan_key != 0 && c->plan_gen == p->gen &&
       p->key_chunk[c->plan_kidx] == c)
     act_key(p, c->plan_kidx);
-  uint64_t *k = map_find(&p->key_index, c->serial);
+  uint64_t *k = u64map_find(&p->key_index, c->serial);
   if (k != NULL && (uint32_t)*k != c->plan_kidx && p->key_chunk[*k] == c)
     act_key(p, (uint32_t)*k);
 }
 
 void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
-  map_del(&p->live, c->serial);
+  u64map_del(&p->live, c->serial);
   if (c->plan_gen != p->gen) c->plan_key = 0;
   if (c->plan_key != 0) {
-    uint64_t *b = map_find(&p->bind, c->plan_key);
-    if (b != NULL && *b == c->serial) map_del(&p->bind, c->plan_key);
+    uint64_t *b = u64map_find(&p->bind, c->plan_key);
+    if (b != NULL && *b == c->serial) u64map_del(&p->bind, c->plan_key);
   }
   if (p->mode == MODE_ACTIVE && p->key_chunk != NULL) {
     /* Keys that resolved to c: the one it played, and its own serial. */
     if (c->plan_key != 0)
       set_key_chunk(p, c->plan_kidx, resolve(p, c->plan_key));
-    uint64_t *k = map_find(&p->key_index, c->serial);
+    uint64_t *k = u64map_find(&p->key_index, c->serial);
     if (k != NULL) set_key_chunk(p, (uint32_t)*k, resolve(p, c->serial));
   }
   /* A chunk freed during its step stays in the step's references: they
    * are matched by position.  Its serial no longer resolves, so it binds
    * nothing. */
   if (p->trace != NULL) {
-    uint64_t *id = map_find(&p->trace_ids, c->serial);
+    uint64_t *id = u64map_find(&p->trace_ids, c->serial);
     if (id != NULL) p->trace->chunks[*id - 1].transient = 1;
   }
 }
@@ -1011,7 +935,7 @@ static void trace_step(lms__plan_t *p) {
   snprintf(name, sizeof name, "s%u", p->trace->nsteps);
   if (lms__wl_add_step(p->trace, ns, name) != LMS_OK) return;
   for (uint32_t i = 0; i < p->ncur; i++) {
-    uint64_t *id = map_find(&p->trace_ids, p->cur[i].key);
+    uint64_t *id = u64map_find(&p->trace_ids, p->cur[i].key);
     /* In a trace "w" means the step overwrites the chunk; a write that
      * may keep old bytes is recorded as "rw". */
     unsigned acc = p->cur[i].access;

@@ -1,81 +1,39 @@
 /* ledger.c - every allocation the hooks made, keyed by address, with
  * where it was placed; and the counters behind the stats line.
  *
- * The table is open addressing with linear probing in memory from mmap, so
- * that no hook ever calls the program's malloc: it may be anything, even
- * an allocator that itself allocates device memory and so is already
- * running when our hook is entered.  It doubles when live plus
- * deleted slots pass half its size.  One mutex guards the table and the
- * byte counters; it is never held across a call into the driver. */
+ * The table is the runtime's hash map (Note [One hash map] in
+ * core/map.h) in memory from mmap, so that no hook ever calls the
+ * program's malloc: it may be anything, even an allocator that itself
+ * allocates device memory and so is already running when our hook is
+ * entered.  One mutex guards the table and the byte counters; it is never
+ * held across a call into the driver. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "core/hash.h"
+#include "core/map.h"
 #include "core/placement.h"
 #include "preload/preload.h"
 
-typedef struct slot {
-  uint64_t ptr;   /* 0: empty; TOMB: deleted */
+typedef struct entry {
   uint64_t size;
   uint32_t place; /* lms__place_t */
-} slot_t;
+} entry_t;
 
-#define TOMB UINT64_MAX
-#define MIN_SLOTS 4096u
+LMS__MAP(ledger_map, entry_t, lms__map_mmap, lms__map_munmap)
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static slot_t *g_slots;
-static size_t g_nslots; /* a power of two, or 0 before the first add */
-static size_t g_used;   /* live plus deleted */
+static ledger_map_t g_map;
 static lms__ledger_stats_t g_st;
 
-static size_t hash(uint64_t p, size_t mask) {
-  /* Device addresses are aligned to 256 bytes or more (core/hash.h). */
-  return lms__hash_slot(p, mask + 1);
-}
+/* The first table holds 2048 allocations before it grows. */
+#define MIN_ENTRIES 2048u
 
-static slot_t *map_slots(size_t n) {
-  void *m = mmap(NULL, n * sizeof(slot_t), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return m == MAP_FAILED ? NULL : (slot_t *)m;
-}
-
-static slot_t *find_slot(uint64_t ptr) {
-  if (g_nslots == 0) return NULL;
-  size_t mask = g_nslots - 1;
-  for (size_t i = hash(ptr, mask);; i = (i + 1) & mask) {
-    if (g_slots[i].ptr == ptr) return &g_slots[i];
-    if (g_slots[i].ptr == 0) return NULL;
-  }
-}
-
-static void insert_slot(slot_t *slots, size_t n, const slot_t *s) {
-  size_t mask = n - 1;
-  size_t i = hash(s->ptr, mask);
-  while (slots[i].ptr != 0 && slots[i].ptr != TOMB) i = (i + 1) & mask;
-  slots[i] = *s;
-}
-
-/* Makes room for one more entry; -1 when mmap fails. */
-static int reserve_slot(void) {
-  if (g_nslots != 0 && (g_used + 1) * 2 <= g_nslots) return 0;
-  size_t live = 0;
-  for (size_t i = 0; i < g_nslots; i++)
-    if (g_slots[i].ptr != 0 && g_slots[i].ptr != TOMB) live++;
-  size_t n = g_nslots == 0 ? MIN_SLOTS : g_nslots;
-  while ((live + 1) * 4 > n) n *= 2; /* at most a quarter full after */
-  slot_t *slots = map_slots(n);
-  if (slots == NULL) return -1;
-  for (size_t i = 0; i < g_nslots; i++)
-    if (g_slots[i].ptr != 0 && g_slots[i].ptr != TOMB)
-      insert_slot(slots, n, &g_slots[i]);
-  if (g_slots != NULL) munmap(g_slots, g_nslots * sizeof(slot_t));
-  g_slots = slots;
-  g_nslots = n;
-  g_used = live;
-  return 0;
+/* Records ptr; -1 when mmap fails. */
+static int put(uint64_t ptr, uint64_t size, lms__place_t place) {
+  if (g_map.cap == 0 && ledger_map_reserve(&g_map, MIN_ENTRIES) != 0)
+    return -1;
+  return ledger_map_put(&g_map, ptr, (entry_t){size, (uint32_t)place});
 }
 
 /* Note [Placement past the limit]
@@ -150,10 +108,7 @@ int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place) {
   pthread_mutex_lock(&g_lock);
   count_in(size, place);
   int rc = -1;
-  if (ptr != 0 && ptr != TOMB && reserve_slot() == 0) {
-    slot_t s = {ptr, size, (uint32_t)place};
-    insert_slot(g_slots, g_nslots, &s);
-    g_used++;
+  if (ptr != 0 && put(ptr, size, place) == 0) {
     rc = 0;
   } else {
     /* Untracked: it will be freed as unknown, so take it out again. */
@@ -166,14 +121,14 @@ int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place) {
 
 lms__place_t lms__ledger_remove(uint64_t ptr, uint64_t *size) {
   pthread_mutex_lock(&g_lock);
-  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  entry_t *s = ledger_map_find(&g_map, ptr);
   lms__place_t place = LMS__PLACE_NONE;
   if (s != NULL) {
     place = (lms__place_t)s->place;
     *size = s->size;
     count_out(s->size, place);
     g_st.frees++;
-    s->ptr = TOMB; /* g_used still counts it until the next rehash */
+    ledger_map_del(&g_map, ptr);
   }
   pthread_mutex_unlock(&g_lock);
   return place;
@@ -188,17 +143,13 @@ void lms__ledger_restore(uint64_t ptr, uint64_t size, lms__place_t place) {
   case LMS__PLACE_APP_MANAGED: g_st.app_managed_bytes += size; break;
   case LMS__PLACE_NONE: break;
   }
-  if (reserve_slot() == 0) {
-    slot_t s = {ptr, size, (uint32_t)place};
-    insert_slot(g_slots, g_nslots, &s);
-    g_used++;
-  }
+  (void)put(ptr, size, place);
   pthread_mutex_unlock(&g_lock);
 }
 
 lms__place_t lms__ledger_lookup(uint64_t ptr) {
   pthread_mutex_lock(&g_lock);
-  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  const entry_t *s = ledger_map_find(&g_map, ptr);
   lms__place_t place = s != NULL ? (lms__place_t)s->place : LMS__PLACE_NONE;
   pthread_mutex_unlock(&g_lock);
   return place;
@@ -206,7 +157,7 @@ lms__place_t lms__ledger_lookup(uint64_t ptr) {
 
 int lms__ledger_managed_size(uint64_t ptr, uint64_t *size) {
   pthread_mutex_lock(&g_lock);
-  slot_t *s = ptr != 0 && ptr != TOMB ? find_slot(ptr) : NULL;
+  const entry_t *s = ledger_map_find(&g_map, ptr);
   int ok = s != NULL && s->place == LMS__PLACE_MANAGED;
   if (ok) *size = s->size;
   pthread_mutex_unlock(&g_lock);

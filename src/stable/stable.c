@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/map.h"
 #include "core/period.h"
 #include "core/placement.h"
 
@@ -64,8 +65,8 @@ typedef struct block {
   struct block *lru_prev, *lru_next; /* resident managed, oldest first */
 } block_t;
 
-/* Open addressing by address; deleted slots hold TOMB. */
-#define TOMB ((block_t *)1)
+/* Every block by its address (Note [One hash map] in core/map.h). */
+LMS__MAP(blocks, block_t *, lms__map_zalloc, lms__map_release)
 
 /* The learned order of allocations and frees (Note [Learned prefetch from
  * the allocation order]): born[i % LEN] is the block event i handed out
@@ -94,8 +95,7 @@ struct lms__stable {
   lms__stable_driver_t drv;
   uint64_t limit;
   uint64_t reserve;        /* for resident managed blocks, once hinted */
-  block_t **slots;
-  size_t nslots, used;
+  blocks_t blocks;
   block_t *free_heads[2][NCLASSES];
   block_t *lru_head, *lru_tail;
   uint64_t batch;
@@ -112,55 +112,16 @@ struct lms__stable {
   lms__stable_stats_t st;
 };
 
-static size_t hash_ptr(uint64_t p, size_t mask) {
-  p ^= p >> 33;
-  p *= 0xff51afd7ed558ccdull;
-  p ^= p >> 33;
-  return (size_t)p & mask;
-}
-
 static block_t **find_slot(lms__stable_t *s, uint64_t ptr) {
-  if (s->nslots == 0) return NULL;
-  size_t mask = s->nslots - 1;
-  for (size_t i = hash_ptr(ptr, mask);; i = (i + 1) & mask) {
-    block_t *b = s->slots[i];
-    if (b == NULL) return NULL;
-    if (b != TOMB && b->ptr == ptr) return &s->slots[i];
-  }
-}
-
-static void put_slot(block_t **slots, size_t n, block_t *b) {
-  size_t mask = n - 1;
-  size_t i = hash_ptr(b->ptr, mask);
-  while (slots[i] != NULL && slots[i] != TOMB) i = (i + 1) & mask;
-  slots[i] = b;
+  return blocks_find(&s->blocks, ptr);
 }
 
 static int add_block(lms__stable_t *s, block_t *b) {
-  if (s->nslots == 0 || (s->used + 1) * 2 > s->nslots) {
-    size_t n = s->nslots == 0 ? 1024 : s->nslots;
-    size_t live = 0;
-    for (size_t i = 0; i < s->nslots; i++)
-      if (s->slots[i] != NULL && s->slots[i] != TOMB) live++;
-    while ((live + 1) * 4 > n) n *= 2;
-    block_t **slots = calloc(n, sizeof *slots);
-    if (slots == NULL) return -1;
-    for (size_t i = 0; i < s->nslots; i++)
-      if (s->slots[i] != NULL && s->slots[i] != TOMB)
-        put_slot(slots, n, s->slots[i]);
-    free(s->slots);
-    s->slots = slots;
-    s->nslots = n;
-    s->used = live;
-  }
-  put_slot(s->slots, s->nslots, b);
-  s->used++;
-  return 0;
+  return blocks_put(&s->blocks, b->ptr, b);
 }
 
 static void remove_block(lms__stable_t *s, block_t *b) {
-  block_t **slot = find_slot(s, b->ptr);
-  if (slot != NULL) *slot = TOMB;
+  blocks_del(&s->blocks, b->ptr);
 }
 
 /* ---- Residency of managed blocks -------------------------------------- */
@@ -930,14 +891,14 @@ int lms__stable_create(const lms__stable_cfg_t *cfg,
 
 void lms__stable_destroy(lms__stable_t *s) {
   if (s == NULL) return;
-  for (size_t i = 0; i < s->nslots; i++) {
-    block_t *b = s->slots[i];
-    if (b != NULL && b != TOMB) {
+  for (size_t i = 0; i < s->blocks.cap; i++) {
+    block_t *b = s->blocks.vals[i];
+    if (s->blocks.keys[i] != 0) {
       s->drv.mem_free(b->ptr);
       free(b);
     }
   }
-  free(s->slots);
+  blocks_free(&s->blocks);
   free(s->learn);
   free(s->evs);
   pthread_mutex_destroy(&s->lock);
