@@ -123,6 +123,8 @@ expect 2 "lms tune: --repeat: '0' is not accepted" -- tune --repeat=0 -- true
 expect 2 "lms tune: --train takes no value" -- tune --workload googlenet --train=1
 expect 2 "lms tune: unexpected argument 'extra'; see 'lms tune --help'" -- tune --workload googlenet extra
 expect 2 "lms report: --batch: '0' is not accepted" -- report googlenet --batch=0
+expect 2 "lms sim: --json: the path is empty" -- sim googlenet --json=
+expect 2 "lms tune: --workload: the path is empty" -- tune --workload ""
 expect 2 "unexpected argument 'x'" -- bench overlap x
 expect 2 "25/26/40"         -- --link 25/26/x options
 # An unknown LMS_* variable is a warning, not an error.

@@ -134,6 +134,11 @@ static int set(const char *cmd, const lms__cli_flag_t *f, const char *val,
     return 0;
   }
   case LMS__CLI_PATH:
+    if (val[0] == '\0') {
+      fprintf(stderr, "lms %s: %s: the path is empty; give a file or "
+                      "directory name\n", cmd, f->flag);
+      return -1;
+    }
     return lms__cli_path(cmd, f->flag, val, field, f->size);
   case LMS__CLI_LIST:
     return list(cmd, f, val, args, base);
