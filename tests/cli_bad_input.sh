@@ -124,6 +124,47 @@ expect 2 "lms tune: --train takes no value" -- tune --workload googlenet --train
 expect 2 "lms tune: unexpected argument 'extra'; see 'lms tune --help'" -- tune --workload googlenet extra
 expect 2 "lms report: --batch: '0' is not accepted" -- report googlenet --batch=0
 expect 2 "lms sim: --json: the path is empty" -- sim googlenet --json=
+
+# `lms CMD --help` lists every flag of the command's table with what its
+# value must be; each is documented in the usage above that list (tune's
+# and report's "[sim flags]" under sim), and an INT flag one past either
+# end of its stated range is refused.
+help_values() { sed -n '/^values lms/,/^OPTIONS/p' | awk '$1 ~ /^--/ {print $1}'; }
+int_ranges() {
+  sed -n 's/^  \(--[a-z-]*\) *a whole number\( of [a-z ]*\)\{0,1\},\{0,1\} from \([0-9]*\)[^0-9]*\([0-9][0-9]*\)$/\1 \3 \4/p'
+}
+sim_flags=$("$lms" sim --help | help_values)
+for c in sim tune report bench demo; do
+  out=$("$lms" $c --help 2>&1)
+  usage=$(sed '/^values lms/,$d' <<<"$out")
+  n=0
+  for f in $(help_values <<<"$out"); do
+    n=$((n + 1))
+    if [ "$c" != sim ] && grep -qx -- "$f" <<<"$sim_flags"; then continue; fi
+    if ! grep -q -- "$f" <<<"$usage"; then
+      fail=$((fail + 1))
+      echo "FAIL lms $c --help lists $f but its usage does not"
+    fi
+  done
+  if [ "$n" -eq 0 ]; then
+    fail=$((fail + 1))
+    echo "FAIL lms $c --help lists no values"
+  fi
+  case $c in
+    sim) pre="sim googlenet"; post="" ;;
+    tune) pre="tune"; post="-- true" ;;
+    report) pre="report googlenet"; post="" ;;
+    bench) pre="bench net"; post="" ;;
+    *) continue ;;
+  esac
+  while read -r f lo hi; do
+    [ -n "$f" ] || continue
+    for v in $((lo - 1)) $((hi + 1)); do
+      # shellcheck disable=SC2086
+      expect 2 "$f: '$v' is not accepted" -- $pre "$f" "$v" $post
+    done
+  done < <(int_ranges <<<"$out")
+done
 expect 2 "lms tune: --workload: the path is empty" -- tune --workload ""
 expect 2 "unexpected argument 'x'" -- bench overlap x
 expect 2 "25/26/40"         -- --link 25/26/x options

@@ -178,16 +178,16 @@ static int trace_dir(const char *cmd, const lms__cli_flag_t *f,
 static const lms__cli_flag_t kBenchFlags[] = {
     {.flag = "--batch", .kind = LMS__CLI_LIST, .at = B(batches),
      .size = sizeof(int), .count = B(nbatches), .max = BN_MAX_BATCHES,
-     .fn = batch_item},
+     .fn = batch_item, .accepted = "batch sizes from 1 to 4096"},
     {.flag = "--configs", .kind = LMS__CLI_LIST, .at = B(configs),
      .size = sizeof(int64_t), .count = B(nconfigs), .max = BN_MAX_CONFIGS,
-     .fn = config_item},
+     .fn = config_item, .accepted = "plain or lms:KB (KB >= 0)"},
     {.flag = "--size", .kind = LMS__CLI_INT, .at = B(size), .lo = 224,
      .hi = 4096},
     {.flag = "--iterations", .kind = LMS__CLI_INT, .at = B(iterations),
      .lo = 1, .hi = 50},
     {.flag = "--trace-dir", .kind = LMS__CLI_FN, .at = B(trace_dir),
-     .fn = trace_dir},
+     .fn = trace_dir, .accepted = "a directory, made if missing"},
     {.flag = "--forward", .kind = LMS__CLI_SWITCH, .at = B(train), .lo = 0},
     {.flag = "--train", .kind = LMS__CLI_SWITCH, .at = B(train), .lo = 1},
     {.flag = "--discard", .kind = LMS__CLI_SWITCH, .at = B(discard), .lo = 1},
@@ -216,6 +216,8 @@ int lms__bench_net(const lms_options_t *base, int argc, char **argv) {
   if (lms__cli_parse(&kBench, argc, argv, &a, NULL) < 0) return 2;
   return bench_net(base, &a);
 }
+
+void lms__bench_net_spec(lms__cli_spec_t *out) { *out = kBench; }
 
 int lms__bench_extract_args(int *argc, char **argv, char **out) {
   return lms__cli_extract(argc, argv, out, &kBench);

@@ -59,6 +59,19 @@ static lms_status_t run(const lms__workload_t *w, const lms__opts_t *base,
   return lms__replay_run(w, &o, 3, 0, r, err);
 }
 
+/* Its one flag (Note [A command's flags] in cli.h): a char array of
+ * LMS__CLI_OUT_MAX + 1 bytes is its argument. */
+static const lms__cli_flag_t kDemoFlags[] = {
+    {.flag = "--out", .kind = LMS__CLI_PATH, .at = 0,
+     .size = LMS__CLI_OUT_MAX + 1},
+};
+
+void lms__demo_spec(lms__cli_spec_t *out) {
+  *out = (lms__cli_spec_t){.cmd = "demo",
+                           .help = "demo",
+                           .parts = {{kDemoFlags, 1, 0}}};
+}
+
 int lms__cli_demo(const lms_options_t *base, const char *report_dir) {
   const lms__opts_t *opts = &base->v;
   char err[LMS__ERRBUF] = "";

@@ -195,3 +195,59 @@ int lms__cli_parse(const lms__cli_spec_t *spec, int argc, char **argv,
   }
   return argc;
 }
+
+/* What a value of f must be, as the parser checks it. */
+static void accepted(const lms__cli_flag_t *f, char *buf, size_t n) {
+  switch (f->kind) {
+  case LMS__CLI_SWITCH:
+    snprintf(buf, n, "takes no value");
+    return;
+  case LMS__CLI_INT:
+    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
+    else snprintf(buf, n, "a whole number from %ld to %ld", (long)f->lo,
+                  (long)f->hi);
+    return;
+  case LMS__CLI_REAL:
+    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
+    else snprintf(buf, n, "a number above %g and up to %g", f->lo, f->hi);
+    return;
+  case LMS__CLI_PATH:
+    snprintf(buf, n, "a path of fewer than %zu bytes", f->size);
+    return;
+  case LMS__CLI_LIST:
+    snprintf(buf, n, "a comma-separated list of 1 to %zu: %s", f->max,
+             f->accepted ? f->accepted : "items");
+    return;
+  case LMS__CLI_FN:
+    snprintf(buf, n, "%s", f->accepted ? f->accepted : "a value");
+    return;
+  }
+}
+
+void lms__cli_flags_help(FILE *f, const lms__cli_spec_t *spec) {
+  fprintf(f, "values lms %s accepts (checked as written here):\n", spec->cmd);
+  for (int p = 0; p < LMS__CLI_PARTS && spec->parts[p].flags != NULL; p++)
+    for (size_t i = 0; i < spec->parts[p].n; i++) {
+      const lms__cli_flag_t *e = &spec->parts[p].flags[i];
+      int part;
+      if (find(spec, e->flag, &part) != e) continue; /* shadowed */
+      char buf[256];
+      accepted(e, buf, sizeof buf);
+      fprintf(f, "  %-18s %s\n", e->flag, buf);
+    }
+}
+
+int lms__cli_command_spec(const char *cmd, lms__cli_spec_t *out) {
+  static const struct {
+    const char *cmd;
+    void (*get)(lms__cli_spec_t *);
+  } kSpecs[] = {{"sim", lms__simcmd_spec},   {"tune", lms__tune_spec},
+                {"report", lms__report_spec}, {"bench", lms__bench_net_spec},
+                {"demo", lms__demo_spec}};
+  for (size_t i = 0; i < sizeof kSpecs / sizeof kSpecs[0]; i++)
+    if (strcmp(cmd, kSpecs[i].cmd) == 0) {
+      kSpecs[i].get(out);
+      return 0;
+    }
+  return -1;
+}

@@ -161,6 +161,8 @@ static void command_usage(FILE *f, const char *cmd) {
   fprintf(f, "usage: lms [OPTIONS] %s\n", cmd);
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(cmd, g_help[i].cmd) == 0) fputs(g_help[i].text, f);
+  lms__cli_spec_t spec;
+  if (lms__cli_command_spec(cmd, &spec) == 0) lms__cli_flags_help(f, &spec);
   char buf[2048];
   lms__options_brief(buf, sizeof buf);
   fprintf(f,
@@ -328,13 +330,10 @@ int main(int argc, char **argv) {
     rc = lms__cli_run(argc - 2, argv + 2, sim_argc, sim_argv, given);
   } else if (strcmp(cmd, "demo") == 0 && argc == 2) {
     /* Its one flag, --out DIR, was set aside with report's. */
-    static const lms__cli_flag_t kDemo[] = {
-        {.flag = "--out", .kind = LMS__CLI_PATH, .at = 0,
-         .size = LMS__CLI_OUT_MAX + 1}};
-    static const lms__cli_spec_t kDemoSpec = {
-        .cmd = "demo", .help = "demo", .parts = {{kDemo, 1, 0}}};
+    lms__cli_spec_t demo;
+    lms__demo_spec(&demo);
     char out[LMS__CLI_OUT_MAX + 1] = "lms-report";
-    rc = lms__cli_parse(&kDemoSpec, sim_argc, sim_argv, out, NULL) < 0
+    rc = lms__cli_parse(&demo, sim_argc, sim_argv, out, NULL) < 0
              ? 2
              : lms__cli_demo(opts, out);
   } else if (argc > 2) {

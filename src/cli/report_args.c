@@ -101,19 +101,24 @@ static int steps(const char *cmd, const lms__cli_flag_t *f, const char *val,
   {.flag = name, .kind = LMS__CLI_PATH, .at = R(field),                       \
    .size = sizeof((lms__report_args_t *)0)->field}
 static const lms__cli_flag_t kReportFlags[] = {
-    {.flag = "--out", .kind = LMS__CLI_FN, .at = R(out), .fn = out_dir},
+    {.flag = "--out", .kind = LMS__CLI_FN, .at = R(out), .fn = out_dir,
+     .accepted = "a directory path of 1 to 200 bytes"},
     PATH("--stats", stats),
     PATH("--trace", trace),
     PATH("--ranks", ranks),
     PATH("--bench-link", link_file),
     {.flag = "--compare-links", .kind = LMS__CLI_SWITCH, .at = R(compare),
      .lo = 1},
-    {.flag = "--native", .kind = LMS__CLI_FN, .at = 0, .fn = measured},
-    {.flag = "--emulated", .kind = LMS__CLI_FN, .at = 0, .fn = measured},
-    {.flag = "--steps", .kind = LMS__CLI_FN, .at = 0, .fn = steps},
+    {.flag = "--native", .kind = LMS__CLI_FN, .at = 0, .fn = measured,
+     .accepted = "LINK=STATS: a link as -link takes it, a stats file"},
+    {.flag = "--emulated", .kind = LMS__CLI_FN, .at = 0, .fn = measured,
+     .accepted = "LINK=STATS: a link as -link takes it, a stats file"},
+    {.flag = "--steps", .kind = LMS__CLI_FN, .at = 0, .fn = steps,
+     .accepted = "FIRST:COUNT, COUNT from 1 to 64 steps"},
     {.flag = "--links", .kind = LMS__CLI_LIST, .at = R(links),
      .size = sizeof(lms__link_t), .count = R(nlinks),
-     .max = LMS__REPORT_MAX_LINKS, .fn = lms__cli_link_item},
+     .max = LMS__REPORT_MAX_LINKS, .fn = lms__cli_link_item,
+     .accepted = "links as -link takes them"},
     {.flag = "--iterations", .kind = LMS__CLI_INT, .at = R(iterations),
      .lo = 2, .hi = LMS__REPLAY_MAX_ITERS},
 };
@@ -130,14 +135,14 @@ static const lms__cli_spec_t kReport = {
 };
 #undef R
 
-static lms__cli_spec_t spec(void) {
-  lms__cli_spec_t s = kReport;
-  s.parts[1].n = lms__cli_workload_nflags;
-  return s;
+void lms__report_spec(lms__cli_spec_t *out) {
+  *out = kReport;
+  out->parts[1].n = lms__cli_workload_nflags;
 }
 
 int lms__report_extract_args(int *argc, char **argv, char **out) {
-  lms__cli_spec_t s = spec();
+  lms__cli_spec_t s;
+  lms__report_spec(&s);
   return lms__cli_extract(argc, argv, out, &s);
 }
 
@@ -146,7 +151,8 @@ int lms__report_parse_args(int argc, char **argv, lms__report_args_t *a) {
   a->iterations = LMS__REPLAY_SETTLE;
   a->params.train = -1;
   snprintf(a->out, sizeof a->out, "lms-report");
-  lms__cli_spec_t s = spec();
+  lms__cli_spec_t s;
+  lms__report_spec(&s);
   if (lms__cli_parse(&s, argc, argv, a, NULL) < 0) return -1;
   const char *trace = a->trace;
   if (a->ranks[0] != '\0' || a->link_file[0] != '\0') {

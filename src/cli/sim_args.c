@@ -96,13 +96,13 @@ const lms__cli_flag_t lms__simcmd_flags[] = {
      .lo = 2, .hi = LMS__REPLAY_MAX_ITERS},
     {.flag = "--links", .kind = LMS__CLI_LIST, .at = S(links),
      .size = sizeof(lms__link_t), .count = S(nlinks), .max = MAX_LIST,
-     .fn = lms__cli_link_item},
+     .fn = lms__cli_link_item, .accepted = "links as -link takes them"},
     {.flag = "--policies", .kind = LMS__CLI_LIST, .at = S(policies),
      .size = sizeof(lms__policy_t), .count = S(npolicies), .max = MAX_LIST,
-     .fn = one_policy},
+     .fn = one_policy, .accepted = "ondemand, lru, schedule"},
     {.flag = "--capacities", .kind = LMS__CLI_LIST, .at = S(capacities),
      .size = sizeof(uint64_t), .count = S(ncapacities), .max = MAX_LIST,
-     .fn = one_size},
+     .fn = one_size, .accepted = "sizes as --gpu-limit takes them"},
     {.flag = "--json", .kind = LMS__CLI_PATH, .at = S(json),
      .size = sizeof((lms__simcmd_args_t *)0)->json},
     {.flag = "--gpus-per-link", .kind = LMS__CLI_INT, .at = S(gpus_per_link),
@@ -110,7 +110,8 @@ const lms__cli_flag_t lms__simcmd_flags[] = {
      .accepted = "a whole number of GPUs sharing one host link, from 1 "
                  "(alone) to 8"},
     {.flag = "--calibrate-busy", .kind = LMS__CLI_FN,
-     .at = S(calibrate_busy), .fn = busy_share},
+     .at = S(calibrate_busy), .fn = busy_share,
+     .accepted = "a percentage above 0 and below 100, as 29.1"},
     {.flag = "--declare", .kind = LMS__CLI_SWITCH, .at = S(declare), .lo = 1},
     {.flag = "--discard-dead", .kind = LMS__CLI_SWITCH, .at = S(discard_dead),
      .lo = 1},
@@ -133,6 +134,8 @@ static const lms__cli_spec_t kSim = {
     .input_what = "the workload",
 };
 #undef S
+
+void lms__simcmd_spec(lms__cli_spec_t *out) { *out = kSim; }
 
 int lms__simcmd_extract_args(int *argc, char **argv, char **out) {
   /* `lms tune` takes sim's flags and its own. */

@@ -123,11 +123,12 @@ const lms__cli_flag_t lms__tune_flags[] = {
     {.flag = "--workload", .kind = LMS__CLI_PATH, .at = T(sa.input),
      .size = sizeof((tune_args_t *)0)->sa.input},
     {.flag = "--lms-values", .kind = LMS__CLI_FN, .at = T(kb),
-     .fn = range_arg},
+     .fn = range_arg, .accepted = "1 to 16 values of -lms, comma-separated"},
     {.flag = "--frac-values", .kind = LMS__CLI_FN, .at = T(frac),
-     .fn = range_arg},
+     .fn = range_arg, .accepted = "1 to 16 values of -lms_frac, comma-separated"},
     {.flag = "--window-values", .kind = LMS__CLI_FN, .at = T(win),
-     .fn = range_arg},
+     .fn = range_arg,
+     .accepted = "1 to 16 values of --prefetch-window, separated by ';'"},
     {.flag = "--repeat", .kind = LMS__CLI_INT, .at = T(repeat), .lo = 1,
      .hi = MAX_REPEAT,
      .accepted = "a whole number of runs per setting from 1 to 100"},
@@ -146,6 +147,12 @@ static const lms__cli_spec_t kTune = {
     .stop_at_dashes = 1,
 };
 #undef T
+
+void lms__tune_spec(lms__cli_spec_t *out) {
+  *out = kTune;
+  out->parts[1].n = lms__simcmd_nflags;
+  out->parts[2].n = lms__cli_workload_nflags;
+}
 
 /* The words given for the workload, as `lms sim` takes them: the
  * workload's name, then its flags (the suggestion printed at the end). */
@@ -177,9 +184,8 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
   memset(&ta, 0, sizeof ta);
   lms__simcmd_args_init(&ta.sa);
   ta.repeat = 1;
-  lms__cli_spec_t spec = kTune;
-  spec.parts[1].n = lms__simcmd_nflags;
-  spec.parts[2].n = lms__cli_workload_nflags;
+  lms__cli_spec_t spec;
+  lms__tune_spec(&spec);
   const char *seen[LMS__CLI_PARTS];
   int end = lms__cli_parse(&spec, argc, argv, &ta, seen);
   if (end < 0) return 2;
