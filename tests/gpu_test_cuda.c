@@ -279,7 +279,12 @@ static void fteardown(frun_t *r, uint64_t armed) {
   lms_stream_destroy(r->ctx, r->s[1]);
   uint64_t made = lms__faulty_calls(r->ctx->dev, LMS__DEVOP_COUNT);
   lms_status_t st = lms_ctx_destroy(r->ctx);
-  cr_assert(eq(int, st, LMS_OK),
+  /* A run that made fewer calls than the clean one (a failure cut a path
+   * short) leaves the fault armed for one of destroy's own calls: destroy
+   * may then report it.  Otherwise the fault has fired and been dealt
+   * with, and destroy must succeed. */
+  int fires_in_destroy = armed != 0 && made < armed;
+  cr_assert(st == LMS_OK || (fires_in_destroy && st == LMS_ERR_DEVICE),
             "destroy: %s, with the fault armed for call %llu and %llu calls "
             "made before destroy", lms_status_name(st),
             (unsigned long long)armed, (unsigned long long)made);
@@ -336,36 +341,53 @@ Test(cuda_faults, every_device_call_fails_in_turn, .timeout = 600) {
 }
 
 /* A real out-of-memory from the driver, not an injected one: another
- * allocation leaves the device less free memory than the virtual limit
- * promises.  Every acquire either works with the chunk's bytes intact or
- * fails with LMS_ERR_DEVICE_OOM and a message; once the memory is back,
- * every chunk reads back unchanged. */
+ * allocation, made before lms has any device memory, leaves the device
+ * less free memory than the virtual limit promises, and the chunks need
+ * more than is left.  The driver must refuse lms at least once (counted in
+ * device_errors: the budget allowed what the device refused); every write
+ * and acquire either works, with the chunk's bytes intact, or fails with
+ * LMS_ERR_DEVICE_OOM and a message; once the memory is back, every chunk
+ * written reads back unchanged. */
 Test(cuda_faults, a_real_out_of_memory_loses_nothing, .timeout = 300) {
   need_gpu();
   size_t free_b = 0, total_b = 0;
-  cr_assert(eq(int, cudaMemGetInfo(&free_b, &total_b), cudaSuccess));
-  const size_t leave = 96u << 20;
-  cr_assert(gt(sz, free_b, leave + (256u << 20)));
+  /* Room for two chunks and the kernels' own scratch, not for four. */
+  const size_t leave = 2 * FSIZE + (8u << 20);
   frun_t r;
   memset(&r, 0, sizeof r);
   r.ctx = cuda_ctx("256MiB", NULL);
   cr_assert(r.ctx != NULL);
   cr_assert(eq(int, lms_stream_create(r.ctx, &r.s[0]), LMS_OK));
   cr_assert(eq(int, lms_stream_create(r.ctx, &r.s[1]), LMS_OK));
-  for (int i = 0; i < FN; i++) {
-    cr_assert(eq(int, lms_alloc(r.ctx, FSIZE, &r.c[i]), LMS_OK));
-    fwrite_chunk(&r, i, 0, 500 + (uint64_t)i);
-  }
-  cr_assert(eq(u32, r.surfaced, 0), "%s", lms_ctx_last_error(r.ctx));
-  cr_assert(eq(int, lms_stream_sync(r.ctx, r.s[0]), LMS_OK));
-  /* Take all but `leave` of what is free now: plain device memory, never
-   * managed memory. */
+  lms_stats_t st0, st1;
+  cr_assert(eq(int, lms_stats_get(r.ctx, &st0), LMS_OK));
   cr_assert(eq(int, cudaMemGetInfo(&free_b, &total_b), cudaSuccess));
+  cr_assert(gt(sz, free_b, leave + (256u << 20)));
+  /* Plain device memory, never managed memory. */
   void *hog = NULL;
   cr_assert(eq(int, cudaMalloc(&hog, free_b - leave), cudaSuccess));
   unsigned ok = 0, oom = 0;
+  int written[FN] = {0};
+  for (int i = 0; i < FN; i++) {
+    cr_assert(eq(int, lms_alloc(r.ctx, FSIZE, &r.c[i]), LMS_OK));
+    void *p = NULL;
+    lms_status_t st = lms_acquire(r.ctx, r.c[i], r.s[0],
+                                  LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &p);
+    if (st != LMS_OK) {
+      cr_assert(eq(int, st, LMS_ERR_DEVICE_OOM), "%s",
+                lms_ctx_last_error(r.ctx));
+      oom++;
+      continue;
+    }
+    cr_assert(eq(int, lms_kernel_fill(p, FSIZE, 500 + (uint64_t)i, r.s[0]), 0));
+    r.want[i] = pattern_sum(FSIZE, 500 + (uint64_t)i);
+    cr_assert(eq(int, lms_release(r.ctx, r.c[i], r.s[0]), LMS_OK));
+    written[i] = 1;
+    ok++;
+  }
   for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < FN; i++) {
+      if (!written[i]) continue;
       void *p = NULL;
       lms_status_t st = lms_acquire(r.ctx, r.c[i], r.s[1], LMS_ACCESS_RW, &p);
       if (st != LMS_OK) {
@@ -382,11 +404,18 @@ Test(cuda_faults, a_real_out_of_memory_loses_nothing, .timeout = 300) {
       cr_assert(eq(int, lms_release(r.ctx, r.c[i], r.s[1]), LMS_OK));
       ok++;
     }
+  cr_assert(eq(int, lms_stats_get(r.ctx, &st1), LMS_OK));
   cr_assert(eq(int, cudaFree(hog), cudaSuccess));
-  cr_log_info("with %zu MiB really free: %u acquires worked, %u out of memory",
-              leave >> 20, ok, oom);
+  cr_log_info("with %zu MiB really free under a 256 MiB limit: %u writes and "
+              "acquires worked, %u out of memory, the driver refused %lld "
+              "allocations", leave >> 20, ok, oom,
+              (long long)(st1.device_errors.total - st0.device_errors.total));
+  cr_assert(gt(i64, st1.device_errors.total, st0.device_errors.total),
+            "no real out-of-memory happened: the test proved nothing");
+  cr_assert(gt(u32, ok, 0));
   r.mismatches = 0;
-  for (int i = 0; i < FN; i++) fcheck_chunk(&r, i, 0);
+  for (int i = 0; i < FN; i++)
+    if (written[i]) fcheck_chunk(&r, i, 0);
   cr_assert(eq(u32, r.surfaced, 0), "after the memory came back: %s",
             lms_ctx_last_error(r.ctx));
   cr_assert(eq(u32, r.mismatches, 0));

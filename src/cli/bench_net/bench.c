@@ -47,6 +47,15 @@ static int measure_link(bn_env_t *env) {
   return ok ? 0 : -1;
 }
 
+/* Note [What bench net computed] (layers.c): how far two runs' figures
+ * may differ, relative, and still be the same computation. */
+#define BN_AGREE 1e-3
+
+static int agrees(double x, double ref) {
+  double scale = fabs(ref) > 1e-30 ? fabs(ref) : 1e-30;
+  return isfinite(x) && fabs(x - ref) <= BN_AGREE * scale;
+}
+
 static void config_name(int64_t c, char *buf, size_t len) {
   if (c == -2) snprintf(buf, len, "plain");
   else snprintf(buf, len, "lms:%lld", (long long)c);
@@ -87,6 +96,16 @@ int lms__bench_net_gpu(const lms_options_t *base, const bn_args_t *a) {
   double best_ratio_fwd = -1, best_ratio_iter = -1;
   char best_cfg[64] = "";
   int failures = 0;
+  /* The first run that computed at each batch: what the others must
+   * agree with. */
+  bn_result_t *ref = calloc(a->nbatches, sizeof *ref);
+  char (*ref_name)[32] = calloc(a->nbatches, sizeof *ref_name);
+  if (ref == NULL || ref_name == NULL) {
+    free(ref);
+    free(ref_name);
+    fprintf(stderr, "lms bench net: no host memory\n");
+    return 1;
+  }
   for (size_t ci = 0; ci < a->nconfigs; ci++)
     for (size_t bi = 0; bi < a->nbatches; bi++) {
       bn_result_t r;
@@ -109,6 +128,26 @@ int lms__bench_net_gpu(const lms_options_t *base, const bn_args_t *a) {
       if (r.pred_ms > 0) printf("%9.1f %+6.1f", r.pred_ms, err);
       else printf("%9s %6s", "-", "-");
       printf(" %6.2f\n", r.pool_gib);
+      /* Note [What bench net computed]. */
+      if (a->train)
+        printf("%-14s %5s   loss %.6f; weight gradients: sum %.6e, sum of "
+               "squares %.6e", "", "", r.loss, r.sum, r.sumsq);
+      else
+        printf("%-14s %5s   output: sum %.6e, sum of squares %.6e", "", "",
+               r.sum, r.sumsq);
+      if (!ref[bi].checked) {
+        ref[bi] = r;
+        snprintf(ref_name[bi], sizeof ref_name[bi], "%s", name);
+        printf("\n");
+      } else if ((!a->train || agrees(r.loss, ref[bi].loss)) &&
+                 agrees(r.sum, ref[bi].sum) &&
+                 agrees(r.sumsq, ref[bi].sumsq)) {
+        printf("; the same as %s\n", ref_name[bi]);
+      } else {
+        printf("; DIFFERS from %s (more than %g relative)\n", ref_name[bi],
+               BN_AGREE);
+        failures++;
+      }
       if (a->configs[ci] == -2 && batch == 1) {
         plain_b1_fwd = r.fwd_ms;
         plain_b1_iter = r.iter_ms;
@@ -127,6 +166,8 @@ int lms__bench_net_gpu(const lms_options_t *base, const bn_args_t *a) {
     printf("per image, %s against batch 1 plain: forward %.2f, whole iteration "
            "%.2f (caffe-ibm on the P100, forward: 0.58)\n", best_cfg,
            best_ratio_fwd, best_ratio_iter);
+  free(ref);
+  free(ref_name);
   cudaFree(env.ws);
   cublasDestroy(env.blas);
   cudnnDestroy(env.dnn);

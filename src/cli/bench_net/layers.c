@@ -266,6 +266,77 @@ static int backward(bn_t *b, int li) {
   }
 }
 
+/* Note [What bench net computed]
+ * A run that is fast but computes something else proves nothing, and
+ * the configurations differ in exactly what could break the numbers:
+ * plain memory, lms chunks swapped through the host, and (--discard)
+ * chunks given up after their last use.  So after the measured
+ * iterations each run computes one more, untimed, and reads back inside
+ * the steps that make them (before the step releases its chunks, which
+ * a discard may give up next): the loss, and the sum and sum of squares
+ * of every weight gradient in training, or of the network's output in a
+ * forward-only run.  The inputs and weights are the same functions of
+ * their indexes in every run, so every configuration at one batch must
+ * agree (bench.c), within what cuDNN's choice of algorithm can change
+ * in float rounding. */
+static int add_sums(bn_t *b, const float *dptr, size_t bytes) {
+  enum { SLICE = 16 << 20 };
+  float *h = malloc(SLICE);
+  if (h == NULL) {
+    lms__errf(b->err, "no host memory to check the results");
+    return -1;
+  }
+  for (size_t off = 0; off < bytes; off += SLICE) {
+    size_t n = bytes - off < SLICE ? bytes - off : SLICE;
+    cudaError_t e = cudaMemcpyAsync(h, (const char *)dptr + off, n,
+                                    cudaMemcpyDeviceToHost, b->s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(b->s);
+    if (e != cudaSuccess) {
+      free(h);
+      lms__errf(b->err, "reading the results: %s", cudaGetErrorString(e));
+      return -1;
+    }
+    for (size_t i = 0; i < n / sizeof(float); i++) {
+      b->sum += h[i];
+      b->sumsq += (double)h[i] * h[i];
+    }
+  }
+  free(h);
+  return 0;
+}
+
+static int check_step(bn_t *b, uint32_t si) {
+  net_t *n = b->n;
+  if (si == (uint32_t)n->nl) {
+    float v = 0;
+    CU(b, cudaMemcpyAsync(&v, b->bufs[b->loss_chunk].dptr, sizeof v,
+                          cudaMemcpyDeviceToHost, b->s), "reading the loss");
+    CU(b, cudaStreamSynchronize(b->s), "reading the loss");
+    b->loss = v;
+    return 0;
+  }
+  if (si > (uint32_t)n->nl) {
+    const net_layer_t *l = &n->l[n->nl - 1 - (int)(si - (uint32_t)n->nl - 1)];
+    if (l->dw == NO_CHUNK) return 0;
+    return add_sums(b, b->bufs[l->dw].dptr, b->bufs[l->dw].bytes);
+  }
+  /* Forward only: the last layer's output. */
+  if (b->loss_in >= 0 || si != (uint32_t)n->nl - 1) return 0;
+  int y = n->l[si].out[0];
+  return add_sums(b, data_of(b, y), b->bufs[n->t[y].data].bytes);
+}
+
+int lms__gnet_check(bn_t *b) {
+  b->checking = 1;
+  b->loss = b->sum = b->sumsq = 0;
+  int rc = 0;
+  for (uint32_t si = 0; rc == 0 && si < b->w.nsteps; si++)
+    rc = lms__gnet_step(b, si);
+  b->checking = 0;
+  if (rc == 0) CU(b, cudaStreamSynchronize(b->s), "cudaStreamSynchronize");
+  return rc;
+}
+
 /* Runs step si: acquires its chunks, times its kernels, releases them. */
 int lms__gnet_step(bn_t *b, uint32_t si) {
   net_t *n = b->n;
@@ -277,6 +348,7 @@ int lms__gnet_step(bn_t *b, uint32_t si) {
   else rc = backward(b, n->nl - 1 - (int)(si - (uint32_t)n->nl - 1));
   if (rc != 0) return rc;
   CU(b, cudaEventRecord(b->ev[2 * si + 1], b->s), "cudaEventRecord");
+  if (b->checking && check_step(b, si) != 0) return -1;
   return release_step(b, si);
 }
 

@@ -68,6 +68,10 @@ typedef struct bn {
   cudaEvent_t ev_iter;
   uint64_t plain_used, limit;
   lms_stats_t st_begin, st_end; /* around the measured iterations */
+  /* Note [What bench net computed] (layers.c): the check iteration's
+   * figures, read inside the steps that make them. */
+  int checking;
+  double loss, sum, sumsq;
   char err[LMS__ERRBUF];
 } bn_t;
 
@@ -79,6 +83,11 @@ typedef struct bn_result {
   int64_t late, misses, prefetches;
   double pred_ms;   /* < 0: none */
   double pool_gib;  /* device memory the CUDA pool held at its peak */
+  /* Note [What bench net computed]: the loss (training) and the sum and
+   * sum of squares of every weight gradient (training) or of the logits
+   * (forward only). */
+  int checked;
+  double loss, sum, sumsq;
 } bn_result_t;
 
 static inline double now_ms(void) {
@@ -128,6 +137,9 @@ void lms__gnet_teardown(bn_t *b);
 /* Step si of the workload: its chunks acquired, its kernels, released
  * (layers.c); -1 with b->err. */
 int lms__gnet_step(bn_t *b, uint32_t si);
+/* Runs one more iteration, untimed, that reads what the network computed
+ * into b->loss, b->sum and b->sumsq (layers.c); -1 with b->err. */
+int lms__gnet_check(bn_t *b);
 /* One configuration at one batch (run.c). */
 void lms__gnet_run_one(const lms_options_t *base, const bn_args_t *a,
                        const bn_env_t *env, int batch, int64_t config,
