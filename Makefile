@@ -122,7 +122,7 @@ fuzz-build: bootstrap
 	  -DLMS_FUZZ_SECONDS=$(FUZZ_RUN_SECONDS) -DLMS_WITH_CUDA=OFF \
 	  $(CMAKE_ARGS) >/dev/null && \
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) \
-	  --target fuzz_trace fuzz_options fuzz_statsfile && \
+	  --target fuzz_trace fuzz_options fuzz_statsfile fuzz_flags && \
 	cd $(FUZZ_BUILD) && rm -f fuzz-work/*/summary && \
 	{ ctest --output-on-failure -j $(JOBS) -L fuzz; rc=$$?; \
 	  cat fuzz-work/*/summary 2>/dev/null; exit $$rc; }

@@ -1,5 +1,6 @@
 # The fuzz harnesses of fuzz/ (see fuzz/fuzz.h): the trace reader and
-# writer, the options parsers and the stats-file reader on hostile input.
+# writer, the options parsers, the stats-file reader and a command's flags
+# table (src/cli/flags.c) on hostile input.
 #
 # Every build replays the seed corpora and the saved regressions through
 # each harness, linked with replay_main.c instead of libFuzzer, as the
@@ -14,9 +15,11 @@
 # instrumented, in a library of their own: the rest of the build is as it
 # would be without the option.  `make fuzz` and `make test-fuzz` drive it.
 
-set(LMS_FUZZ_HARNESSES trace options statsfile)
+set(LMS_FUZZ_HARNESSES trace options statsfile flags)
 # The command-line sources a harness needs beyond the core.
 set(LMS_FUZZ_EXTRA_statsfile ${CMAKE_SOURCE_DIR}/src/cli/statsfile.c)
+set(LMS_FUZZ_EXTRA_flags ${CMAKE_SOURCE_DIR}/src/cli/flags.c
+    ${CMAKE_SOURCE_DIR}/src/cli/args.c)
 
 foreach(h ${LMS_FUZZ_HARNESSES})
   add_executable(fuzz_${h}_replay fuzz/fuzz_${h}.c fuzz/replay_main.c
@@ -41,12 +44,15 @@ if(LMS_FUZZ)
   set(_fuzz_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined
                   -fno-omit-frame-pointer -g)
   # Only what the harnesses reach: core/ (status, options, stats, log,
-  # links), the workload and trace code, and the stats-file reader.
+  # links), the workload and trace code, the stats-file reader and the
+  # flags parser.
   file(GLOB _fuzz_core_sources CONFIGURE_DEPENDS src/core/*.c)
   add_library(lms_fuzz_core STATIC ${_fuzz_core_sources}
               ${CMAKE_SOURCE_DIR}/src/graph/trace.c
               ${CMAKE_SOURCE_DIR}/src/graph/workload.c
-              ${CMAKE_SOURCE_DIR}/src/cli/statsfile.c)
+              ${CMAKE_SOURCE_DIR}/src/cli/statsfile.c
+              ${CMAKE_SOURCE_DIR}/src/cli/flags.c
+              ${CMAKE_SOURCE_DIR}/src/cli/args.c)
   target_include_directories(lms_fuzz_core PUBLIC
     ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
   target_compile_options(lms_fuzz_core PRIVATE -fsanitize=fuzzer-no-link

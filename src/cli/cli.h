@@ -70,9 +70,7 @@ int lms__cli_parse(const lms__cli_spec_t *spec, int argc, char **argv,
                    void *args, const char **seen);
 /* Every flag of spec and what its value must be, from the table. */
 void lms__cli_flags_help(FILE *f, const lms__cli_spec_t *spec);
-/* The spec of `lms CMD` ("sim", "tune", "report", "bench" (its net),
- * "demo"): 0, or -1 for a command without flags of its own. */
-int lms__cli_command_spec(const char *cmd, lms__cli_spec_t *out);
+/* The specs of sim, tune, report, bench net and demo. */
 void lms__simcmd_spec(lms__cli_spec_t *out);
 void lms__tune_spec(lms__cli_spec_t *out);
 void lms__report_spec(lms__cli_spec_t *out);

@@ -236,18 +236,3 @@ void lms__cli_flags_help(FILE *f, const lms__cli_spec_t *spec) {
       fprintf(f, "  %-18s %s\n", e->flag, buf);
     }
 }
-
-int lms__cli_command_spec(const char *cmd, lms__cli_spec_t *out) {
-  static const struct {
-    const char *cmd;
-    void (*get)(lms__cli_spec_t *);
-  } kSpecs[] = {{"sim", lms__simcmd_spec},   {"tune", lms__tune_spec},
-                {"report", lms__report_spec}, {"bench", lms__bench_net_spec},
-                {"demo", lms__demo_spec}};
-  for (size_t i = 0; i < sizeof kSpecs / sizeof kSpecs[0]; i++)
-    if (strcmp(cmd, kSpecs[i].cmd) == 0) {
-      kSpecs[i].get(out);
-      return 0;
-    }
-  return -1;
-}

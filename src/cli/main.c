@@ -155,6 +155,22 @@ static void usage(FILE *f) {
   fputs(buf, f);
 }
 
+/* The table of flags of `lms CMD`, for its help. */
+static int command_spec(const char *cmd, lms__cli_spec_t *out) {
+  static const struct {
+    const char *cmd;
+    void (*get)(lms__cli_spec_t *);
+  } kSpecs[] = {{"sim", lms__simcmd_spec},   {"tune", lms__tune_spec},
+                {"report", lms__report_spec}, {"bench", lms__bench_net_spec},
+                {"demo", lms__demo_spec}};
+  for (size_t i = 0; i < sizeof kSpecs / sizeof kSpecs[0]; i++)
+    if (strcmp(cmd, kSpecs[i].cmd) == 0) {
+      kSpecs[i].get(out);
+      return 0;
+    }
+  return -1;
+}
+
 /* `lms CMD --help`: that command, then where the options common to every
  * command are. */
 static void command_usage(FILE *f, const char *cmd) {
@@ -162,7 +178,7 @@ static void command_usage(FILE *f, const char *cmd) {
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(cmd, g_help[i].cmd) == 0) fputs(g_help[i].text, f);
   lms__cli_spec_t spec;
-  if (lms__cli_command_spec(cmd, &spec) == 0) lms__cli_flags_help(f, &spec);
+  if (command_spec(cmd, &spec) == 0) lms__cli_flags_help(f, &spec);
   char buf[2048];
   lms__options_brief(buf, sizeof buf);
   fprintf(f,
