@@ -124,6 +124,8 @@ expect 2 "lms tune: --train takes no value" -- tune --workload googlenet --train
 expect 2 "lms tune: unexpected argument 'extra'; see 'lms tune --help'" -- tune --workload googlenet extra
 expect 2 "lms report: --batch: '0' is not accepted" -- report googlenet --batch=0
 expect 2 "lms sim: --json: the path is empty" -- sim googlenet --json=
+expect 2 "lms options: --json takes no value" -- options --json=1
+expect 0 '"gpu-limit": {"value": ' -- options --json
 
 # `lms CMD --help` lists every flag of the command's table with what its
 # value must be; each is documented in the usage above that list (tune's

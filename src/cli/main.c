@@ -268,13 +268,16 @@ int main(int argc, char **argv) {
    * parsed. */
   int options_json = 0;
   if (strcmp(word, "options") == 0) {
-    int out = 1;
-    for (int i = 1; i < argc; i++) {
-      if (strcmp(argv[i], "--json") == 0) options_json = 1;
-      else argv[out++] = argv[i];
+    static const lms__cli_flag_t kOptions[] = {
+        {.flag = "--json", .kind = LMS__CLI_SWITCH, .at = 0, .lo = 1}};
+    const lms__cli_spec_t spec = {
+        .cmd = "options", .help = "options", .parts = {{kOptions, 1, 0}}};
+    int n = lms__cli_extract(&argc, argv, sim_argv, &spec);
+    if (lms__cli_parse(&spec, n, sim_argv, &options_json, NULL) < 0) {
+      lms_options_destroy(opts);
+      free(sim_argv);
+      return 2;
     }
-    argv[out] = NULL;
-    argc = out;
   }
   char **given = NULL; /* `lms run`: the command line as typed */
   if (is_run) {
