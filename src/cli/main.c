@@ -162,7 +162,7 @@ static int command_spec(const char *cmd, lms__cli_spec_t *out) {
     void (*get)(lms__cli_spec_t *);
   } kSpecs[] = {{"sim", lms__simcmd_spec},   {"tune", lms__tune_spec},
                 {"report", lms__report_spec}, {"bench", lms__bench_net_spec},
-                {"demo", lms__demo_spec}};
+                {"demo", lms__demo_spec}, {"run", lms__run_spec}};
   for (size_t i = 0; i < sizeof kSpecs / sizeof kSpecs[0]; i++)
     if (strcmp(cmd, kSpecs[i].cmd) == 0) {
       kSpecs[i].get(out);

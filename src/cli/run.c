@@ -32,22 +32,26 @@
 
 #define PRELOAD_NAME "liblms_preload.so"
 
+/* Its one flag (Note [A command's flags] in cli.h), an int. */
+static const lms__cli_flag_t kRunFlags[] = {
+    {.flag = "--stats", .kind = LMS__CLI_SWITCH, .at = 0, .lo = 1},
+};
+static const lms__cli_spec_t kRun = {
+    .cmd = "run", .help = "run", .parts = {{kRunFlags, 1, 0}}};
+
+void lms__run_spec(lms__cli_spec_t *out) { *out = kRun; }
+
+/* Only after the word "run": before it, -stats PATH (--stats PATH) is the
+ * option that writes a stats file. */
 int lms__run_extract_args(int *argc, char **argv, char **out) {
-  int n = 0, k = 1, after_run = 0;
-  for (int i = 1; i < *argc; i++) {
-    if (strcmp(argv[i], "--") == 0) {
-      while (i < *argc) argv[k++] = argv[i++];
-      break;
-    }
-    if (after_run && strcmp(argv[i], "--stats") == 0) {
-      out[n++] = argv[i];
-      continue;
-    }
-    if (strcmp(argv[i], "run") == 0) after_run = 1;
-    argv[k++] = argv[i];
-  }
-  *argc = k;
-  argv[k] = NULL;
+  int i = 1;
+  while (i < *argc && strcmp(argv[i], "run") != 0 &&
+         strcmp(argv[i], "--") != 0)
+    i++;
+  if (i >= *argc || strcmp(argv[i], "run") != 0) return 0;
+  int rest = *argc - i; /* "run" stands where argv[0] does for extract */
+  int n = lms__cli_extract(&rest, argv + i, out, &kRun);
+  *argc = i + rest;
   return n;
 }
 
@@ -288,8 +292,7 @@ static int set_preload(const char *lib) {
 int lms__cli_run(int nwords, char **words, int nflags, char **flags,
                  char **given) {
   int stats = 0;
-  for (int i = 0; i < nflags; i++)
-    if (strcmp(flags[i], "--stats") == 0) stats = 1;
+  if (lms__cli_parse(&kRun, nflags, flags, &stats, NULL) < 0) return 2;
   if (nwords == 0 || (nwords == 1 && strcmp(words[0], "--") == 0)) {
     fprintf(stderr, "lms run: no command; usage: lms [OPTIONS] run [--stats] "
                     "[OPTIONS] -- CMD ARGS\n");

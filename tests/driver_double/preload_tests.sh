@@ -352,6 +352,9 @@ run_bad)
   run -- "$lms" run --gpu-limit -5 -- "$dl" x status 0
   check "bad flag: exit 2" status_is 2
   check "bad flag: named" err_has "--gpu-limit"
+  run -- "$lms" run --stats=1 -- "$dl" x status 0
+  check "a value to run's --stats: exit 2" status_is 2
+  check "a value to run's --stats: named" err_has "lms run: --stats takes no value"
   run LMS_GPU_LIMIT=-5 -- "$lms" run -- "$dl" x status 0
   check "bad variable: exit 2" status_is 2
   check "bad variable: named" err_has "LMS_GPU_LIMIT" ;;
