@@ -44,7 +44,8 @@ typedef struct args {
 
 static int item(const char *cmd, const lms__cli_flag_t *f, const char *val,
                 void *out) {
-  static const lms__cli_flag_t kItem = {.flag = "--items", .lo = -5,
+  static const lms__cli_flag_t kItem = {.flag = "--items",
+                                        .kind = LMS__CLI_INT, .lo = -5,
                                         .hi = 5};
   (void)f;
   long v;

@@ -135,7 +135,8 @@ static int bench_net(const lms_options_t *base, const bn_args_t *a) {
 
 static int batch_item(const char *cmd, const lms__cli_flag_t *f,
                       const char *item, void *out) {
-  static const lms__cli_flag_t kBatch = {.flag = "--batch", .lo = 1,
+  static const lms__cli_flag_t kBatch = {.flag = "--batch",
+                                         .kind = LMS__CLI_INT, .lo = 1,
                                          .hi = 4096};
   (void)f;
   long v;

@@ -76,7 +76,8 @@ void lms__tune_spec(lms__cli_spec_t *out);
 void lms__report_spec(lms__cli_spec_t *out);
 void lms__bench_net_spec(lms__cli_spec_t *out);
 void lms__demo_spec(lms__cli_spec_t *out);
-/* The whole number val for an INT entry f: 0, or -1 with the message. */
+/* The whole number val for an INT entry f (kind LMS__CLI_INT): 0, or -1
+ * with the message. */
 int lms__cli_int(const char *cmd, const lms__cli_flag_t *f, const char *val,
                  long *out);
 

@@ -52,11 +52,40 @@ int lms__cli_extract(int *argc, char **argv, char **out,
   return n;
 }
 
+/* What a value of f must be, as the parser checks it. */
+static void accepted(const lms__cli_flag_t *f, char *buf, size_t n) {
+  switch (f->kind) {
+  case LMS__CLI_SWITCH:
+    snprintf(buf, n, "takes no value");
+    return;
+  case LMS__CLI_INT:
+    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
+    else snprintf(buf, n, "a whole number from %ld to %ld", (long)f->lo,
+                  (long)f->hi);
+    return;
+  case LMS__CLI_REAL:
+    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
+    else snprintf(buf, n, "a number above %g and up to %g", f->lo, f->hi);
+    return;
+  case LMS__CLI_PATH:
+    snprintf(buf, n, "a path of fewer than %zu bytes", f->size);
+    return;
+  case LMS__CLI_LIST:
+    snprintf(buf, n, "a comma-separated list of 1 to %zu: %s", f->max,
+             f->accepted ? f->accepted : "items");
+    return;
+  case LMS__CLI_FN:
+    snprintf(buf, n, "%s", f->accepted ? f->accepted : "a value");
+    return;
+  }
+}
+
 static int bad_value(const char *cmd, const lms__cli_flag_t *f,
-                     const char *val, const char *accepted) {
-  char q[LMS__CLI_QUOTE_MAX + 4];
+                     const char *val) {
+  char q[LMS__CLI_QUOTE_MAX + 4], what[256];
+  accepted(f, what, sizeof what);
   fprintf(stderr, "lms %s: %s: '%s' is not accepted; accepted: %s\n", cmd,
-          f->flag, lms__cli_quote(val, q), accepted);
+          f->flag, lms__cli_quote(val, q), what);
   return -1;
 }
 
@@ -66,12 +95,8 @@ int lms__cli_int(const char *cmd, const lms__cli_flag_t *f, const char *val,
   errno = 0;
   long v = strtol(val, &end, 10);
   if (end == val || *end != '\0' || errno != 0 || v < (long)f->lo ||
-      v > (long)f->hi) {
-    char range[96];
-    snprintf(range, sizeof range, "a whole number from %ld to %ld",
-             (long)f->lo, (long)f->hi);
-    return bad_value(cmd, f, val, f->accepted ? f->accepted : range);
-  }
+      v > (long)f->hi)
+    return bad_value(cmd, f, val);
   *out = v;
   return 0;
 }
@@ -124,12 +149,8 @@ static int set(const char *cmd, const lms__cli_flag_t *f, const char *val,
     char *end = NULL;
     double d = strtod(val, &end);
     if (end == val || *end != '\0' || !isfinite(d) || !(d > f->lo) ||
-        d > f->hi) {
-      char range[96];
-      snprintf(range, sizeof range, "a number above %g and up to %g", f->lo,
-               f->hi);
-      return bad_value(cmd, f, val, f->accepted ? f->accepted : range);
-    }
+        d > f->hi)
+      return bad_value(cmd, f, val);
     *(double *)field = d * (f->scale != 0 ? f->scale : 1.0);
     return 0;
   }
@@ -194,34 +215,6 @@ int lms__cli_parse(const lms__cli_spec_t *spec, int argc, char **argv,
     }
   }
   return argc;
-}
-
-/* What a value of f must be, as the parser checks it. */
-static void accepted(const lms__cli_flag_t *f, char *buf, size_t n) {
-  switch (f->kind) {
-  case LMS__CLI_SWITCH:
-    snprintf(buf, n, "takes no value");
-    return;
-  case LMS__CLI_INT:
-    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
-    else snprintf(buf, n, "a whole number from %ld to %ld", (long)f->lo,
-                  (long)f->hi);
-    return;
-  case LMS__CLI_REAL:
-    if (f->accepted) snprintf(buf, n, "%s", f->accepted);
-    else snprintf(buf, n, "a number above %g and up to %g", f->lo, f->hi);
-    return;
-  case LMS__CLI_PATH:
-    snprintf(buf, n, "a path of fewer than %zu bytes", f->size);
-    return;
-  case LMS__CLI_LIST:
-    snprintf(buf, n, "a comma-separated list of 1 to %zu: %s", f->max,
-             f->accepted ? f->accepted : "items");
-    return;
-  case LMS__CLI_FN:
-    snprintf(buf, n, "%s", f->accepted ? f->accepted : "a value");
-    return;
-  }
 }
 
 void lms__cli_flags_help(FILE *f, const lms__cli_spec_t *spec) {

@@ -82,10 +82,11 @@ static int steps(const char *cmd, const lms__cli_flag_t *f, const char *val,
                "40 to 51 of the measured iteration)", val);
   snprintf(first, sizeof first, "%.*s", (int)(colon - val), val);
   snprintf(count, sizeof count, "%s", colon + 1);
-  static const lms__cli_flag_t kFirst = {.flag = "--steps FIRST",
-                                         .lo = 0, .hi = 100000000};
+  static const lms__cli_flag_t kFirst = {
+      .flag = "--steps FIRST", .kind = LMS__CLI_INT, .lo = 0, .hi = 100000000};
   static const lms__cli_flag_t kCount = {.flag = "--steps COUNT",
-                                         .lo = 1, .hi = LMS__REPORT_MAX_STEPS};
+                                         .kind = LMS__CLI_INT, .lo = 1,
+                                         .hi = LMS__REPORT_MAX_STEPS};
   long v;
   if (lms__cli_int(cmd, &kFirst, first, &v)) return -1;
   a->step_first = (uint32_t)v;

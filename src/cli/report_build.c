@@ -21,9 +21,9 @@ const char *lms__report_policy_name(lms__policy_t p) {
 /* The options of one replay of w on a link, as `lms sim` runs it
  * (lms__simcmd_one): the simulated device timing only, -lms 0 unless -lms
  * was given, no trace or stats files written by the replay itself. */
-static void run_opts(lms__opts_t *o, const lms__opts_t *base,
-                     const lms__link_t *link, uint64_t capacity,
-                     lms__policy_t policy) {
+void lms__report_run_opts(lms__opts_t *o, const lms__opts_t *base,
+                          const lms__link_t *link, uint64_t capacity,
+                          lms__policy_t policy) {
   lms__simcmd_one_opts(o, base, link, capacity, policy);
   o->device = LMS_DEVICE_SIM;
   o->trace = o->trace_buf;
@@ -38,7 +38,7 @@ lms_status_t lms__report_run(const lms__workload_t *w,
                              int iterations, lms__timeline_t *tl,
                              lms__replay_result_t *out, char *err) {
   lms__opts_t o;
-  run_opts(&o, base, link, capacity, policy);
+  lms__report_run_opts(&o, base, link, capacity, policy);
   if (tl != NULL && iterations == LMS__REPLAY_SETTLE) {
     /* A timeline needs to know the last iteration: the replay that
      * settles says which, and the simulated device repeats it exactly. */

@@ -135,6 +135,12 @@ int lms__report_build(lms__report_t *r, const lms__link_t *links,
                       size_t nlinks, uint32_t step_first,
                       uint32_t step_count);
 void lms__report_free(lms__report_t *r);
+/* The options of one replay of a workload over link, as `lms sim` runs
+ * it (lms__simcmd_one): the simulated device timing only, no trace or
+ * stats files written by the replay itself. */
+void lms__report_run_opts(lms__opts_t *o, const lms__opts_t *base,
+                          const lms__link_t *link, uint64_t capacity,
+                          lms__policy_t policy);
 /* One replay of w over link as `lms sim` runs it; a timeline recorded
  * into tl unless NULL. */
 lms_status_t lms__report_run(const lms__workload_t *w,

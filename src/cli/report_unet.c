@@ -100,13 +100,8 @@ lms__report_unet_t *lms__report_unet_build(const lms__report_t *r) {
    * --gpus-per-link does: three unless --iterations says otherwise. */
   int iters = r->iters == LMS__REPLAY_SETTLE ? LMS__REPLAY_SETTLE_MIN : r->iters;
   lms__opts_t o;
-  lms__simcmd_one_opts(&o, r->opts, &p3->link, r->capacity,
+  lms__report_run_opts(&o, r->opts, &p3->link, r->capacity,
                        LMS_POLICY_ONDEMAND);
-  o.device = LMS_DEVICE_SIM;
-  o.trace = o.trace_buf;
-  o.trace_buf[0] = '\0';
-  o.stats = o.stats_buf;
-  o.stats_buf[0] = '\0';
   u->shared_ok[0] =
       lms__replay_shared(w, &o, iters, 0, 2, &u->shared[0], u->why) == LMS_OK;
   lms__replay_result_t *x86 = malloc(2 * sizeof *x86);
