@@ -10,7 +10,7 @@
  * from the driver, change no chunk's bytes.  Limits stay small (a few hundred MiB) so that a shared GPU is never
  * pressed. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>

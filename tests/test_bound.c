@@ -3,7 +3,7 @@
  * hand, and never above what any policy achieves, on the built-in
  * workloads and on random programs, at several capacities and links. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

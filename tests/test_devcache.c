@@ -9,7 +9,7 @@
  * where the previous one ends, so "the same address" means "the same
  * block", and "another segment" means the cache asked the device again. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdint.h>
 #include <stdlib.h>

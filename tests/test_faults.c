@@ -4,7 +4,7 @@
  * either way no chunk's bytes change, a retry of the failed call succeeds,
  * and the context stays usable afterwards. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * request (Note [What the budget wastes] in src/alloc/devcache.c bounds
  * the difference), and every chunk's bytes must survive every swap. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>

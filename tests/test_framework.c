@@ -3,7 +3,7 @@
  * through DLPack tensors, are never written back, are prefetched in the
  * learned order of a training loop, and bad shapes are refused. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <stdlib.h>
 #include <string.h>
 

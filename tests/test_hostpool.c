@@ -7,7 +7,7 @@
  * host_alloc surfaces as LMS_ERR_HOST_OOM once jemalloc's own retry fails
  * too; and destroy returns every pinned byte, live allocations included. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * that cannot get memory leaves the map as it was; the mmap allocator
  * serves as well as calloc. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 
 #include "core/map.h"
 

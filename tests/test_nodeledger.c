@@ -9,7 +9,7 @@
  * Each test uses a ledger of its own name, so that tests running at once
  * (and any real lms job of this user) do not meet. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

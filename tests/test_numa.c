@@ -3,7 +3,7 @@
  * answers give -1, and the placement asked for is the policy the kernel
  * then holds for the range. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <linux/mempolicy.h>
 #include <stdio.h>
 #include <stdlib.h>

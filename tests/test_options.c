@@ -4,7 +4,7 @@
  * and help texts.  Every rejected input must come back as LMS_ERR_INVALID
  * with a message that names the option as the user wrote it. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * its allocations; a launch off the prediction ends the period, which is
  * found again; periods too long to hold are not claimed. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 
 #include "core/period.h"
 

@@ -6,7 +6,7 @@
  * off-by-one (>= for >, > for >=, KB as 1000 bytes, truncation of the
  * product) turns at least one case around. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdint.h>
 

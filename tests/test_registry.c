@@ -8,7 +8,7 @@
  * and removes it must stay balanced and ordered, and ceil, floor, next and
  * first must agree with a linear search of the table. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  * names the seed, so a failing case can be replayed alone.  Large built-in
  * workloads run with --sim-bytes off: timing and accounting only. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * run alone, and two GPUs slower per GPU but never above the link; and
  * calibrating the compute speed to a busy share (replay/calibrate.c). */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * on pcie3 a copy costs 10 us plus bytes / 12.2 GB/s host to device and
  * bytes / 12.9 GB/s device to host. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>

@@ -16,7 +16,7 @@
  * what each thread asks for, not when. */
 #ifndef LMS_STRESS_STANDALONE
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #endif
 #include <errno.h>
 #include <pthread.h>

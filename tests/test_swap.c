@@ -2,7 +2,7 @@
  * swap, clean chunks are dropped and dirty ones written back, acquired
  * chunks stay put, and misuse is refused with a message. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

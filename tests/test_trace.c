@@ -11,7 +11,7 @@
  * (longest names and lines, largest numbers, CRLF ends, no final newline)
  * must read. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <criterion/parameterized.h>
 #include <stdint.h>
 #include <stdio.h>

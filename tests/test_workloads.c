@@ -11,7 +11,7 @@
  * pass and doubles the chunks; every built-in validates; bad parameters
  * are refused with the parameter named and the workload left empty. */
 #include <criterion/criterion.h>
-#include <criterion/new/assert.h>
+#include "check.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
