@@ -58,3 +58,18 @@ static int64_t query(const lms__rt_t *t, size_t node, size_t lo, size_t hi,
 int64_t lms__rt_max(const lms__rt_t *t, size_t a, size_t b) {
   return query(t, 1, 0, t->n, a, b);
 }
+
+/* x is the threshold less what the node's ancestors add. */
+static size_t last_above(const lms__rt_t *t, size_t node, size_t lo, size_t hi,
+                         size_t a, size_t b, int64_t x) {
+  if (b <= lo || hi <= a || t->max[node] <= x) return SIZE_MAX;
+  if (hi - lo == 1) return lo;
+  size_t mid = lo + (hi - lo) / 2;
+  x -= t->add[node];
+  size_t r = last_above(t, 2 * node + 1, mid, hi, a, b, x);
+  return r != SIZE_MAX ? r : last_above(t, 2 * node, lo, mid, a, b, x);
+}
+
+size_t lms__rt_last_above(const lms__rt_t *t, size_t a, size_t b, int64_t x) {
+  return last_above(t, 1, 0, t->n, a, b, x);
+}

@@ -47,6 +47,7 @@
 #include "core/options.h"
 #include "core/rank.h"
 #include "core/stats.h"
+#include "graph/ahead.h"
 #include "graph/graph.h"
 #include "swap/swap.h"
 
@@ -56,6 +57,8 @@
 LMS__MAP(u64map, uint64_t, lms__map_zalloc, lms__map_release)
 
 /* ---- The planner -------------------------------------------------------- */
+
+int lms__plan_force;
 
 typedef struct pref {
   uint64_t key;    /* a serial */
@@ -70,6 +73,17 @@ typedef struct pstep {
 } pstep_t;
 
 typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
+
+/* Note [Two ways to look ahead, measured]: the iterations a trial is in. */
+enum {
+  TRIAL_NONE,          /* no plan, or no trial yet */
+  TRIAL_START,         /* until an iteration begins under the schedule */
+  TRIAL_WINDOW,        /* the window looks ahead, until it settles */
+  TRIAL_PLAN,          /* the plan looks ahead, until it settles */
+  TRIAL_DONE           /* the faster one looks ahead from now on */
+};
+/* The most iterations each way runs on trial. */
+#define TRIAL_MAX 6u
 
 /* Learning stops past this many references: a program with no period
  * that short gets no learned schedule rather than unbounded memory. */
@@ -145,6 +159,21 @@ struct lms__plan {
   uint64_t horizon;      /* active: the first step past the window's
                             working set (Note [Working set of the window]);
                             LMS__NEVER when it all fits */
+  /* Note [A planned period] in ahead.c: with the schedule policy, the
+   * period's plan, and the fetches it has issued that are not done, by
+   * the absolute step of the use they serve. */
+  lms__ahead_t ahead;
+  int have_plan;         /* ahead holds the plan of this schedule */
+  int planned;           /* the plan looks ahead now, not the window */
+  int trial;             /* Note [Two ways to look ahead, measured] */
+  uint64_t trial_start, trial_window_ns, trial_plan_ns;
+  uint64_t trial_prev;   /* the last iteration timed on trial */
+  uint32_t trial_n;      /* ... and how many the way now on trial ran */
+  struct pending {
+    uint32_t ref;
+    uint64_t need;
+  } *pend;
+  uint32_t npend, pend_cap;
 
 };
 
@@ -234,6 +263,10 @@ static void drop_schedule(lms__plan_t *p) {
   p->ref_key = p->ws_count = NULL;
   p->key_size = NULL;
   p->ws_valid = 0;
+  lms__ahead_free(&p->ahead);
+  p->have_plan = p->planned = 0;
+  p->trial = TRIAL_NONE;
+  p->npend = 0;
   /* Every chunk's key lapses with the generation: O(1), not a walk over
    * every chunk (setup may relearn thousands of times). */
   p->gen++;
@@ -329,6 +362,121 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
   act_key(p, k);
 }
 
+/* Note [Two ways to look ahead, measured]
+ * The window (Note [Prefetch window]) decides step by step from the room
+ * there is now; the period's plan (Note [A planned period] in ahead.c)
+ * decides for the whole period from the room every step will have.
+ * Neither is faster everywhere.  Over the five-trace sweep the plan
+ * moves fewer bytes where the budget is tight (ResNet-50 at 10x: 2.32 GB
+ * in an iteration against 2.90) and where training's two directions take
+ * turns; the window is faster where the link is fast enough that its
+ * extra copies cost little (GPT-2 at 4x over NVLink-C2C), since the plan
+ * keeps every step as full as it can and leaves its copies little lead,
+ * and on GoogLeNet's built-in training (bench/results/
+ * 2026-11-24-sim-planned-period.md).  So which is faster for a program
+ * is measured, not guessed: from the first whole iteration of a schedule
+ * the window looks ahead until two of its iterations in a row, timed on
+ * the device clock between the starts of iterations, agree within 1 %
+ * (at most TRIAL_MAX), then the plan likewise, and the one whose last
+ * timed iteration was the faster (the plan only by 2 %, more than the
+ * 1 % either may still move) looks ahead from then on.  Measuring the
+ * window before it settles chose wrongly: its adaptive bytes ahead (Note
+ * [A window that adapts]) take a few iterations to find their level.  A
+ * new schedule starts a new trial.  The replay does not call an
+ * iteration settled during a trial (lms__plan_info's `deciding`), and
+ * goes on for up to 32 iterations (LMS__REPLAY_SETTLE_MAX) so that a
+ * trial and a settling after it fit. */
+/* Two iterations of one way within 1 % of each other, or the sixth. */
+static int trial_settled(lms__plan_t *p, uint64_t took) {
+  uint64_t prev = p->trial_prev;
+  p->trial_prev = took;
+  if (++p->trial_n >= TRIAL_MAX) return 1;
+  if (p->trial_n < 2) return 0;
+  uint64_t hi = took > prev ? took : prev, lo = took > prev ? prev : took;
+  return hi - lo <= hi / 100;
+}
+
+static void trial_step(lms__plan_t *p) {
+  uint64_t now = p->swap->dev->ops->now_ns(p->swap->dev);
+  uint64_t took = now - p->trial_start;
+  switch (p->trial) {
+  case TRIAL_START:
+    p->trial = TRIAL_WINDOW;
+    p->trial_n = 0;
+    break;
+  case TRIAL_WINDOW:
+    if (!trial_settled(p, took)) break;
+    p->trial_window_ns = took;
+    p->planned = 1;
+    p->npend = 0;
+    p->trial_n = 0;
+    p->trial = TRIAL_PLAN;
+    break;
+  case TRIAL_PLAN:
+    if (!trial_settled(p, took)) break;
+    p->trial_plan_ns = took;
+    p->planned = took < p->trial_window_ns / 50 * 49;
+    p->trial = TRIAL_DONE;
+    LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window and "
+            "%.3f ms with the period's plan: the %s looks ahead",
+            (double)p->trial_window_ns / 1e6, (double)took / 1e6,
+            p->planned ? "plan" : "window");
+    break;
+  default:
+    return;
+  }
+  p->trial_start = now;
+}
+
+/* Note [A planned period] in ahead.c: built under the schedule policy
+ * with a window.  It counts each chunk in the bytes of the budget it
+ * takes: a small one shares a segment, whose waste is under 1/16 of it
+ * (Note [What the budget wastes] in alloc/devcache.c); a large one is
+ * rounded to LMS__BLOCK_ROUND.  A copy in starts at most window.steps
+ * steps ahead.  A chunk live when the period is learned is one allocated
+ * once (it plays its own key).  Without memory for the plan the window
+ * alone looks ahead. */
+static void plan_period(lms__plan_t *p) {
+  if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
+  uint32_t nkeys = (uint32_t)p->key_index.len;
+  unsigned *acc = malloc(((size_t)p->nrefs + 1) * sizeof *acc);
+  uint8_t *lives = calloc((size_t)nkeys + 1, 1);
+  uint64_t *cost = malloc(((size_t)nkeys + 1) * sizeof *cost);
+  if (acc != NULL && lives != NULL && cost != NULL) {
+    for (uint32_t i = 0; i < p->nrefs; i++) acc[i] = p->refs[i].access;
+    size_t small = p->swap->cache.small_max;
+    for (uint32_t k = 0; k < nkeys; k++) {
+      uint64_t n = p->key_size[k];
+      lives[k] = p->key_chunk[k] != NULL;
+      cost[k] = n <= small ? n + n / 16
+                           : (n + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND *
+                                 LMS__BLOCK_ROUND;
+    }
+    lms__ahead_in_t in = {
+        .period = p->period, .nrefs = p->nrefs, .nkeys = nkeys,
+        .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
+        .key_size = cost, .key_lives = lives,
+        .capacity = p->swap->placement.capacity - p->swap->placement.capacity / 64, .reach = p->window.steps};
+    p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
+    p->planned = p->have_plan && lms__plan_force == 2;
+    p->trial = !p->have_plan         ? TRIAL_NONE
+               : lms__plan_force != 0 ? TRIAL_DONE
+                                      : TRIAL_START;
+    p->trial_start = p->swap->dev->ops->now_ns(p->swap->dev);
+    if (p->have_plan)
+      LMS_LOG(DEBUG, GRAPH, "planned period of %u steps: %llu bytes kept, "
+              "%llu sent away, %llu brought in, %llu fetches late",
+              p->period, (unsigned long long)p->ahead.kept_bytes,
+              (unsigned long long)p->ahead.drop_bytes,
+              (unsigned long long)p->ahead.fetch_bytes,
+              (unsigned long long)p->ahead.late_fetches);
+  }
+  free(acc);
+  free(lives);
+  free(cost);
+  p->npend = 0;
+}
+
 /* Makes steps [0, period) the schedule: builds the use lists per key. */
 static int activate(lms__plan_t *p, uint32_t period) {
   drop_schedule(p);
@@ -406,6 +554,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
   p->period = period;
   p->mode = MODE_ACTIVE;
   p->swap->flat_use = 0;
+  plan_period(p);
   return 0;
 }
 
@@ -656,6 +805,69 @@ static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
   return p->ws_len;
 }
 
+/* The planned period at a step boundary (Note [A planned period] in
+ * ahead.c): the chunks the plan sends away after the step just done
+ * leave, the fetches it starts here join those waiting, and those are
+ * tried in order of use until one finds no room (the next would take
+ * room the earlier one needs).  The chunks of the step that begins and
+ * the next are brought in whatever the plan says, as the window does. */
+static lms_status_t planned_prefetch(lms__plan_t *p) {
+  const lms__ahead_t *a = &p->ahead;
+  uint32_t prev = (p->pos + p->period - 1) % p->period;
+  const pstep_t *ps = &p->steps[prev];
+  for (uint32_t i = ps->first; i < ps->first + ps->n; i++) {
+    if (!a->drop[i]) continue;
+    lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
+    if (c != NULL) LMS_CHECK(lms__swap_drop(p->swap, c));
+  }
+  for (uint32_t f = a->fetch_first[p->pos]; f < a->fetch_first[p->pos + 1];
+       f++) {
+    uint32_t r = a->fetch_ref[f];
+    if (grow_arr((void **)&p->pend, &p->pend_cap, p->npend, sizeof *p->pend))
+      break;
+    uint32_t d = (p->ref_step[r] + p->period - p->pos) % p->period;
+    /* In order of need: a short insertion from the end. */
+    uint32_t j = p->npend++;
+    while (j > 0 && p->pend[j - 1].need > p->t + d) {
+      p->pend[j] = p->pend[j - 1];
+      j--;
+    }
+    p->pend[j] = (struct pending){r, p->t + d};
+  }
+  uint32_t kept = 0, j = 0;
+  lms_status_t st = LMS_OK;
+  for (; j < p->npend; j++) {
+    struct pending e = p->pend[j];
+    if (e.need < p->t) continue; /* its step has begun: the acquire's */
+    lms_chunk_t *c = p->key_chunk[p->ref_key[e.ref]];
+    /* Past the period's end only chunks that live on are the ones used. */
+    if (c == NULL || (e.need - p->t > p->period - 1 - p->pos &&
+                      c->serial != p->refs[e.ref].key))
+      continue;
+    st = lms__swap_prefetch(p->swap, c, e.need);
+    if (st == LMS_NOT_READY) {
+      st = LMS_OK;
+      break;
+    }
+    if (st != LMS_OK) break;
+  }
+  for (; j < p->npend; j++) p->pend[kept++] = p->pend[j];
+  p->npend = kept;
+  LMS_CHECK(st);
+  uint64_t ahead = 0;
+  for (uint32_t d = 0; d < 2 && d < p->period; d++) {
+    const pstep_t *s = &p->steps[(p->pos + d) % p->period];
+    int next_iteration = p->pos + d >= p->period;
+    for (uint32_t i = s->first; i < s->first + s->n; i++) {
+      lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
+      if (c != NULL && next_iteration && c->serial != p->refs[i].key) continue;
+      int r = prefetch_one(p, c, p->refs[i].access, p->t + d, &ahead, 0, &st);
+      if (r <= 0) return st;
+    }
+  }
+  return LMS_OK;
+}
+
 static lms_status_t prefetch(lms__plan_t *p) {
   p->horizon = LMS__NEVER;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
@@ -713,6 +925,7 @@ static lms_status_t prefetch(lms__plan_t *p) {
       if (c == NULL || c->dptr == NULL) room += ref->size;
     }
     if (room > 0) LMS_CHECK(lms__swap_make_room(p->swap, room, p->t));
+    if (p->planned) return planned_prefetch(p);
     uint32_t reach = window_reach(p, n, budget);
     /* Nothing past the walk: the working set fits, nothing need leave. */
     p->horizon = reach < n ? p->t + reach : LMS__NEVER;
@@ -823,6 +1036,7 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
   free(p->steps);
   free(p->refs);
   free(p->cur);
+  free(p->pend);
   free(p);
   return st;
 }
@@ -965,6 +1179,7 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
       p->pos = (p->pos + 1) % p->period;
     }
   }
+  if (p->mode == MODE_ACTIVE && p->pos == 0 && p->have_plan) trial_step(p);
   reindex(p);
   p->ncur = 0;
   LMS_CHECK(prefetch(p));
@@ -986,7 +1201,7 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
    * median went from 1.107 to 1.069 of the lower bound, GoogLeNet b10 at
    * 16 GiB unchanged; bench/results/2026-11-24-sim-measured-waits.md). */
   if (p->mode == MODE_ACTIVE && p->policy != LMS_POLICY_ONDEMAND &&
-      p->window.steps > 0)
+      p->window.steps > 0 && !p->planned)
   {
     uint64_t reserve = p->swap->placement.capacity / 8;
     if (p->ahead_limit > 0 && p->ahead_limit < reserve)
@@ -1004,7 +1219,8 @@ static lms_status_t step_at(lms__plan_t *p, uint64_t serial) {
   int all_fit =
       p->swap->chunk_bytes_peak <= p->swap->placement.capacity / 8 * 7;
   if (p->mode == MODE_ACTIVE && p->policy == LMS_POLICY_SCHEDULE &&
-      p->window.steps > 0 && p->horizon != LMS__NEVER && !all_fit)
+      p->window.steps > 0 && p->horizon != LMS__NEVER && !all_fit &&
+      !p->planned)
     return lms__swap_clean_ahead(p->swap, p->swap->placement.capacity / 256,
                                  p->horizon);
   return LMS_OK;
@@ -1108,4 +1324,8 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                                          : 0;
   out->steps = p->t;
   out->relearns = p->relearns;
+  out->ahead = p->planned ? "plan" : "window";
+  out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
+  out->trial_window_ns = p->trial_window_ns;
+  out->trial_plan_ns = p->trial_plan_ns;
 }

@@ -280,7 +280,11 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     ir->prefetch_open_after = prefetches_open(ctx);
     ir->time_ns = lms_now_ns(ctx) - t0;
     out->iterations = it + 1;
-    if (settle && it + 1 >= LMS__REPLAY_SETTLE_MIN &&
+    /* Not while the ways to look ahead are on trial (Note [Two ways to
+     * look ahead, measured] in graph/plan.c). */
+    lms__plan_info_t now;
+    lms__plan_info(ctx->plan, &now);
+    if (settle && it + 1 >= LMS__REPLAY_SETTLE_MIN && !now.deciding &&
         settled(&out->iter[it - 1], ir)) {
       out->settled = 1;
       break;
@@ -307,6 +311,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   lms__plan_info_t info;
   lms__plan_info(ctx->plan, &info);
   snprintf(out->schedule, sizeof out->schedule, "%s", info.source);
+  snprintf(out->ahead, sizeof out->ahead, "%s", info.ahead);
   out->period = info.period;
 
 done:

@@ -27,7 +27,7 @@
  * most below. */
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
-#define LMS__REPLAY_SETTLE_MAX 16
+#define LMS__REPLAY_SETTLE_MAX 32
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
@@ -75,6 +75,8 @@ typedef struct lms__replay_result {
   uint64_t device_peak;      /* peak device bytes reserved */
   uint64_t budget;
   char schedule[16];         /* the planner's source at the end */
+  char ahead[8];             /* what looked ahead at the end: "window" or
+                                "plan" */
   uint32_t period;
 } lms__replay_result_t;
 

@@ -1392,6 +1392,11 @@ lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
   return LMS_OK;
 }
 
+lms_status_t lms__swap_drop(lms__swap_t *s, lms_chunk_t *c) {
+  if (!c->host_homed || c->dptr == NULL || c->pins > 0) return LMS_OK;
+  return evict(s, c);
+}
+
 lms_status_t lms__swap_evict_all(lms__swap_t *s) {
   while (s->lru_head != NULL) LMS_CHECK(evict(s, s->lru_head));
   return LMS_OK;

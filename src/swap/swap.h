@@ -189,6 +189,10 @@ void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c);
  * there is no room under that rule or the device would have to block;
  * other statuses for device failures, with nothing changed. */
 lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need);
+/* Gives up c's device copy now, written home first if dirty, when c is
+ * resident, host-homed and unpinned; otherwise does nothing (Note [A
+ * planned period] in graph/ahead.c). */
+lms_status_t lms__swap_drop(lms__swap_t *s, lms_chunk_t *c);
 /* Writes back and drops every unpinned resident host-homed chunk. */
 lms_status_t lms__swap_evict_all(lms__swap_t *s);
 /* Waits for the copy streams and pending frees. */

@@ -1,0 +1,228 @@
+/* ahead.c - the planned period (ahead.h).
+ *
+ * Note [A planned period]
+ * Once a schedule is known, its period says every chunk's uses, so the
+ * choices the window made step by step (Note [Prefetch window] in plan.c)
+ * can be made for the whole period at once, against the room the period
+ * will have at every step, not the room there is now.  Looking ahead step
+ * by step either stops too early (the window's working set counts a
+ * gradient made and freed within two steps as held for the whole window,
+ * and in backward the link idled for 14 ms of ResNet-50's 65 at 2x over
+ * pcie5) or brings in what the steps before its use push out again
+ * (bench/results/2026-11-24-sim-window-depth.md).
+ *
+ * Between two uses of a chunk (a gap) the chunk either stays, holding its
+ * bytes at every step strictly inside the gap, or leaves after the first
+ * use and, if the second reads it, comes back before it.  The plan:
+ *   1. Room.  Each step holds its own chunks: occ(t) starts as the bytes
+ *      of step t's chunks.
+ *   2. What stays, and the least room each copy in needs.  Gaps taken
+ *      by their end, each kept whole if every step inside it has room for
+ *      it: the greedy of the lower bound (Note [A lower bound no policy
+ *      can beat] in replay/bound.c), whole gaps instead of fractions.  A
+ *      kept gap adds its bytes inside it.  A gap not kept whose second use
+ *      reads takes room at the step before that use, so that the gaps
+ *      ending later leave its copy in a step to arrive in.
+ *   3. What leaves.  The first use of a gap not kept is marked: after
+ *      that step the chunk leaves (written home if dirty), when the link
+ *      out is free soonest, not when a later step needs its room.
+ *   4. When it comes back.  The copies in, by their use, each start from
+ *      the earliest step after the chunk left from which every step up to
+ *      its use has room for it (at most `reach` steps ahead), and hold
+ *      that room.  So a copy in never takes room a step before its use
+ *      will need, and never waits for a step when the room is there
+ *      sooner.
+ * The period is a cycle: a chunk allocated once (key_lives) has a gap from
+ * its last use round to its first in the next period; one allocated
+ * afresh each period has none, and its room ends at its last use.  Steps
+ * are positions on a range tree of the period's length, and a gap round
+ * the end covers two ranges of it.  Times: O(r log p) for r references
+ * and p steps, and O(r + p) memory.
+ *
+ * Room is counted in the chunks' own bytes; the capacity the caller gives
+ * holds a margin for what the device cache wastes (plan.c).  A gap not
+ * kept costs its size in and, if its chunk is dirty, its size out: the
+ * greedy takes the most bytes it can keep, as the bound's does, and the
+ * bound's bytes are what the sweep compares the plan's with. */
+#include "graph/ahead.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rangetree.h"
+#include "lms/lms.h"
+
+typedef struct gap {
+  uint64_t size;
+  uint32_t start, end; /* steps of the two uses; end may be past period */
+  uint32_t from, to;   /* their references */
+  uint32_t room;       /* a fetch: the first step of its room so far */
+} gap_t;
+
+static int by_end(const void *a, const void *b) {
+  const gap_t *x = a, *y = b;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  if (x->start != y->start) return x->start > y->start ? -1 : 1;
+  return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Positions [a, b) of the doubled timeline (b - a <= p) on the cycle. */
+static void circ_add(lms__rt_t *t, uint32_t p, uint32_t a, uint32_t b,
+                     int64_t d) {
+  if (a >= b) return;
+  if (a >= p) {
+    lms__rt_add(t, a - p, b - p, d);
+  } else if (b <= p) {
+    lms__rt_add(t, a, b, d);
+  } else {
+    lms__rt_add(t, a, p, d);
+    lms__rt_add(t, 0, b - p, d);
+  }
+}
+
+static int64_t circ_max(const lms__rt_t *t, uint32_t p, uint32_t a,
+                        uint32_t b) {
+  if (a >= p) return lms__rt_max(t, a - p, b - p);
+  if (b <= p) return lms__rt_max(t, a, b);
+  int64_t x = lms__rt_max(t, a, p), y = lms__rt_max(t, 0, b - p);
+  return x > y ? x : y;
+}
+
+/* The last position of [a, b) over x, on the doubled timeline, or
+ * UINT32_MAX. */
+static uint32_t circ_last_above(const lms__rt_t *t, uint32_t p, uint32_t a,
+                                uint32_t b, int64_t x) {
+  size_t r;
+  if (a >= p) {
+    r = lms__rt_last_above(t, a - p, b - p, x);
+    return r == SIZE_MAX ? UINT32_MAX : (uint32_t)r + p;
+  }
+  if (b > p) {
+    r = lms__rt_last_above(t, 0, b - p, x);
+    if (r != SIZE_MAX) return (uint32_t)r + p;
+    b = p;
+  }
+  r = lms__rt_last_above(t, a, b, x);
+  return r == SIZE_MAX ? UINT32_MAX : (uint32_t)r;
+}
+
+void lms__ahead_free(lms__ahead_t *a) {
+  if (a == NULL) return;
+  free(a->drop);
+  free(a->fetch_first);
+  free(a->fetch_ref);
+  memset(a, 0, sizeof *a);
+}
+
+lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
+  memset(out, 0, sizeof *out);
+  uint32_t p = in->period, nr = in->nrefs, nk = in->nkeys;
+  if (p == 0) return LMS_OK;
+  uint32_t reach = in->reach ? in->reach : 1;
+  lms__rt_t t = {.n = p};
+  /* Per key its references in order (a counting sort), the gaps, and the
+   * issue step of each fetch. */
+  uint32_t *kfirst = calloc((size_t)nk + 1, sizeof *kfirst);
+  uint32_t *krefs = malloc(((size_t)nr + 1) * sizeof *krefs);
+  gap_t *gaps = malloc(((size_t)nr + 1) * sizeof *gaps);
+  uint32_t *issue = malloc(((size_t)nr + 1) * sizeof *issue);
+  int64_t *occ = calloc(p, sizeof *occ);
+  t.max = malloc(lms__rt_words(p) * sizeof *t.max);
+  t.add = malloc(lms__rt_words(p) * sizeof *t.add);
+  out->drop = calloc((size_t)nr + 1, 1);
+  out->fetch_first = calloc((size_t)p + 1, sizeof *out->fetch_first);
+  out->fetch_ref = malloc(((size_t)nr + 1) * sizeof *out->fetch_ref);
+  lms_status_t st = LMS_ERR_HOST_OOM;
+  if (!kfirst || !krefs || !gaps || !issue || !occ || !t.max || !t.add ||
+      !out->drop || !out->fetch_first || !out->fetch_ref)
+    goto done;
+  out->period = p;
+
+  for (uint32_t i = 0; i < nr; i++) {
+    occ[in->ref_step[i]] += (int64_t)in->key_size[in->ref_key[i]];
+    kfirst[in->ref_key[i] + 1]++;
+  }
+  for (uint32_t k = 0; k < nk; k++) kfirst[k + 1] += kfirst[k];
+  for (uint32_t i = 0; i < nr; i++) krefs[kfirst[in->ref_key[i]]++] = i;
+  for (uint32_t k = nk; k > 0; k--) kfirst[k] = kfirst[k - 1];
+  kfirst[0] = 0;
+  lms__rt_build(&t, occ);
+
+  /* The gaps with a step inside them; one without is kept for nothing. */
+  uint32_t ng = 0;
+  for (uint32_t k = 0; k < nk; k++) {
+    uint32_t a = kfirst[k], b = kfirst[k + 1];
+    for (uint32_t j = a; j < b; j++) {
+      uint32_t from = krefs[j], to;
+      uint32_t s = in->ref_step[from], e;
+      if (j + 1 < b) {
+        to = krefs[j + 1];
+        e = in->ref_step[to];
+      } else {
+        if (!in->key_lives[k]) break;
+        to = krefs[a];
+        e = in->ref_step[to] + p;
+      }
+      if (e <= s + 1) continue;
+      gaps[ng++] = (gap_t){in->key_size[k], s, e, from, to, 0};
+    }
+  }
+  qsort(gaps, ng, sizeof *gaps, by_end);
+
+  int64_t cap = (int64_t)in->capacity;
+  uint32_t nf = 0;
+  for (uint32_t g = 0; g < ng; g++) {
+    gap_t x = gaps[g];
+    if (circ_max(&t, p, x.start + 1, x.end) + (int64_t)x.size <= cap) {
+      circ_add(&t, p, x.start + 1, x.end, (int64_t)x.size);
+      out->kept_bytes += x.size;
+      continue;
+    }
+    out->drop[x.from] = 1;
+    out->drop_bytes += x.size;
+    /* Fetched only if the second use reads. */
+    if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
+    /* Its room from the step before its use at least, taken now, as the
+     * gaps that end later are decided. */
+    uint32_t b = x.end - 1;
+    if (circ_max(&t, p, b, x.end) + (int64_t)x.size > cap)
+      out->late_fetches++;
+    circ_add(&t, p, b, x.end, (int64_t)x.size);
+    x.room = b;
+    gaps[nf++] = x;
+  }
+  /* Each fetch, in order of use, starts from the step after the last one
+   * inside its reach with no room for it. */
+  for (uint32_t g = 0; g < nf; g++) {
+    const gap_t *x = &gaps[g];
+    uint32_t lo = x->start + 1, from = x->room;
+    if (x->end - lo > reach) lo = x->end - reach;
+    if (lo < from) {
+      uint32_t full = circ_last_above(&t, p, lo, from, cap - (int64_t)x->size);
+      uint32_t at = full == UINT32_MAX ? lo : full + 1;
+      circ_add(&t, p, at, from, (int64_t)x->size);
+      from = at;
+    }
+    issue[g] = from % p;
+    out->fetch_first[issue[g] + 1]++;
+    out->fetch_bytes += x->size;
+  }
+  for (uint32_t s = 0; s < p; s++) out->fetch_first[s + 1] += out->fetch_first[s];
+  /* Placed by issue step, each step's in order of use (the gaps are). */
+  for (uint32_t g = 0; g < nf; g++)
+    out->fetch_ref[out->fetch_first[issue[g]]++] = gaps[g].to;
+  for (uint32_t s = p; s > 0; s--) out->fetch_first[s] = out->fetch_first[s - 1];
+  out->fetch_first[0] = 0;
+  out->nfetch = nf;
+  st = LMS_OK;
+done:
+  free(kfirst);
+  free(krefs);
+  free(gaps);
+  free(issue);
+  free(occ);
+  free(t.max);
+  free(t.add);
+  if (st != LMS_OK) lms__ahead_free(out);
+  return st;
+}

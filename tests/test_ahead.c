@@ -1,0 +1,226 @@
+/* test_ahead.c - Note [A planned period] (graph/ahead.c): on random
+ * periods, every plan holds what the note says, checked from its output
+ * alone: each copy in serves a use that reads, follows its chunk's
+ * departure and starts inside the gap; the room the plan implies (each
+ * step's chunks, the gaps kept, each copy in from its start to its use)
+ * is within the capacity at every step but the one before the use of a
+ * copy in that had no room even there; the bytes add up; a period that fits
+ * moves nothing.  And the range tree's new query against a scan. */
+#include <criterion/criterion.h>
+#include "check.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rangetree.h"
+#include "graph/ahead.h"
+#include "lms/lms.h"
+
+static uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static uint64_t rnd_in(uint64_t *s, uint64_t lo, uint64_t hi) {
+  return lo + rng(s) % (hi - lo + 1);
+}
+
+Test(rangetree, last_above_matches_a_scan) {
+  enum { N = 97 };
+  int64_t v[N] = {0}, maxw[4 * N], addw[4 * N];
+  lms__rt_t t = {.max = maxw, .add = addw, .n = N};
+  lms__rt_build(&t, v);
+  uint64_t s = 0x5eed1234ull;
+  for (int op = 0; op < 20000; op++) {
+    size_t a = rnd_in(&s, 0, N - 1), b = rnd_in(&s, a + 1, N);
+    if (rng(&s) % 2) {
+      int64_t d = (int64_t)rnd_in(&s, 0, 200) - 100;
+      lms__rt_add(&t, a, b, d);
+      for (size_t i = a; i < b; i++) v[i] += d;
+      continue;
+    }
+    int64_t x = (int64_t)rnd_in(&s, 0, 400) - 200;
+    size_t want = SIZE_MAX;
+    for (size_t i = a; i < b; i++)
+      if (v[i] > x) want = i;
+    cr_assert(eq(sz, lms__rt_last_above(&t, a, b, x), want),
+              "op %d: [%zu, %zu) over %lld", op, a, b, (long long)x);
+  }
+}
+
+/* A random period: keys of random sizes, some allocated once (their
+ * first use in a period may read), the rest afresh (first use
+ * overwrites), each step naming a few distinct keys. */
+typedef struct period {
+  uint32_t p, nk, nr;
+  uint32_t step[600], key[600];
+  unsigned acc[600];
+  uint64_t size[40];
+  uint8_t lives[40];
+} period_t;
+
+static void random_period(uint64_t seed, period_t *w) {
+  uint64_t s = seed;
+  memset(w, 0, sizeof *w);
+  w->p = (uint32_t)rnd_in(&s, 1, 60);
+  w->nk = (uint32_t)rnd_in(&s, 1, 40);
+  for (uint32_t k = 0; k < w->nk; k++) {
+    w->size[k] = rnd_in(&s, 1, 1000);
+    w->lives[k] = rng(&s) % 2;
+  }
+  int seen[40] = {0};
+  for (uint32_t t = 0; t < w->p; t++) {
+    uint32_t n = (uint32_t)rnd_in(&s, 1, 6);
+    int used[40] = {0};
+    for (uint32_t i = 0; i < n && w->nr < 600; i++) {
+      uint32_t k = (uint32_t)rnd_in(&s, 0, w->nk - 1);
+      if (used[k]) continue;
+      used[k] = 1;
+      unsigned a = rng(&s) % 3 == 0   ? LMS_ACCESS_RW
+                   : rng(&s) % 4 == 0 ? LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE
+                                      : LMS_ACCESS_READ;
+      if (!w->lives[k] && !seen[k])
+        a = LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
+      seen[k] = 1;
+      w->step[w->nr] = t;
+      w->key[w->nr] = k;
+      w->acc[w->nr] = a;
+      w->nr++;
+    }
+  }
+}
+
+/* The reference before r of the same key, on the cycle for a key that
+ * lives on; UINT32_MAX when none. */
+static uint32_t prev_use(const period_t *w, uint32_t r) {
+  for (uint32_t i = r; i-- > 0;)
+    if (w->key[i] == w->key[r]) return i;
+  if (!w->lives[w->key[r]]) return UINT32_MAX;
+  for (uint32_t i = w->nr; i-- > r + 1;)
+    if (w->key[i] == w->key[r]) return i;
+  return r; /* the key's only use: the gap is the whole cycle */
+}
+
+static uint64_t step_bytes(const period_t *w, uint32_t t) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < w->nr; i++)
+    if (w->step[i] == t) b += w->size[w->key[i]];
+  return b;
+}
+
+static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
+                             uint32_t reach) {
+  return (lms__ahead_in_t){.period = w->p, .nrefs = w->nr, .nkeys = w->nk,
+                           .ref_step = w->step, .ref_key = w->key,
+                           .ref_access = w->acc, .key_size = w->size,
+                           .key_lives = w->lives, .capacity = capacity,
+                           .reach = reach};
+}
+
+Test(ahead, plans_keep_within_the_room_and_the_gaps) {
+  uint64_t plans = 0, fetches = 0, kept = 0, late = 0;
+  for (uint64_t seed = 1; seed <= 3000; seed++) {
+    period_t w;
+    random_period(seed * 0x9e3779b97f4a7c15ull, &w);
+    uint64_t largest = 0, all = 0, s = seed;
+    for (uint32_t t = 0; t < w.p; t++) {
+      uint64_t b = step_bytes(&w, t);
+      if (b > largest) largest = b;
+    }
+    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
+    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    uint32_t reach = (uint32_t)rnd_in(&s, 1, 70);
+    lms__ahead_in_t in = input(&w, cap, reach);
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    plans++;
+    /* The gaps: from each reference to its key's next (a gap with a step
+     * inside it is kept or marked at its first use). */
+    uint64_t occ[60] = {0}, gap_bytes = 0, late_room[60] = {0};
+    for (uint32_t t = 0; t < w.p; t++) occ[t] = step_bytes(&w, t);
+    for (uint32_t r = 0; r < w.nr; r++) {
+      uint32_t q = prev_use(&w, r);
+      if (q == UINT32_MAX) continue;
+      uint32_t from = w.step[q];
+      uint32_t len = (w.step[r] + w.p - from) % w.p;
+      if (len == 0) len = w.p;
+      if (len <= 1) {
+        cr_assert(eq(int, a.drop[q], 0), "seed %llu: ref %u dropped with no "
+                  "step inside its gap", (unsigned long long)seed, q);
+        continue;
+      }
+      gap_bytes += w.size[w.key[r]];
+      if (!a.drop[q])
+        for (uint32_t d = 1; d < len; d++) occ[(from + d) % w.p] += w.size[w.key[r]];
+    }
+    uint64_t fetched = 0;
+    cr_assert(eq(u32, a.fetch_first[0], 0));
+    cr_assert(eq(u32, a.fetch_first[w.p], a.nfetch));
+    for (uint32_t t = 0; t < w.p; t++) {
+      cr_assert(le(u32, a.fetch_first[t], a.fetch_first[t + 1]));
+      for (uint32_t f = a.fetch_first[t]; f < a.fetch_first[t + 1]; f++) {
+        uint32_t r = a.fetch_ref[f];
+        cr_assert(lt(u32, r, w.nr));
+        cr_assert(eq(int, w.acc[r] & LMS_ACCESS_OVERWRITE, 0),
+                  "seed %llu: a copy in for an overwrite",
+                  (unsigned long long)seed);
+        uint32_t q = prev_use(&w, r);
+        cr_assert(ne(u32, q, UINT32_MAX));
+        cr_assert(eq(int, a.drop[q], 1), "seed %llu: ref %u fetched, its "
+                  "chunk never left", (unsigned long long)seed, r);
+        /* Issued strictly after the departure, before the use, within
+         * the reach. */
+        uint32_t len = (w.step[r] + w.p - w.step[q]) % w.p;
+        if (len == 0) len = w.p;
+        uint32_t lead = (w.step[r] + w.p - t) % w.p;
+        if (lead == 0) lead = w.p;
+        cr_assert(ge(u32, lead, 1));
+        cr_assert(lt(u32, lead, len), "seed %llu: ref %u issued at %u, "
+                  "gap %u..%u", (unsigned long long)seed, r, t, w.step[q],
+                  w.step[r]);
+        cr_assert(le(u32, lead, reach > 1 ? reach : 1));
+        for (uint32_t d = 0; d < lead; d++) occ[(t + d) % w.p] += w.size[w.key[r]];
+        /* A copy in with no room even at the step before its use takes
+         * that step's room anyway (late_fetches counts them). */
+        late_room[(w.step[r] + w.p - 1) % w.p] += w.size[w.key[r]];
+        fetched += w.size[w.key[r]];
+        fetches++;
+      }
+    }
+    for (uint32_t t = 0; t < w.p; t++)
+      cr_assert(le(u64, occ[t], cap + (a.late_fetches ? late_room[t] : 0)),
+                "seed %llu: step %u holds %llu of %llu",
+                (unsigned long long)seed, t, (unsigned long long)occ[t],
+                (unsigned long long)cap);
+    cr_assert(eq(u64, a.kept_bytes + a.drop_bytes, gap_bytes), "seed %llu",
+              (unsigned long long)seed);
+    cr_assert(eq(u64, a.fetch_bytes, fetched));
+    kept += a.kept_bytes > 0;
+    late += a.late_fetches > 0;
+    lms__ahead_free(&a);
+  }
+  cr_log_info("%llu plans, %llu copies in, %llu keeping some gap, %llu with "
+              "a late copy", (unsigned long long)plans,
+              (unsigned long long)fetches, (unsigned long long)kept,
+              (unsigned long long)late);
+  /* The cases did exercise both keeping and sending away. */
+  cr_assert(gt(u64, fetches, 1000));
+  cr_assert(gt(u64, kept, 1000));
+}
+
+Test(ahead, a_period_that_fits_moves_nothing) {
+  for (uint64_t seed = 1; seed <= 500; seed++) {
+    period_t w;
+    random_period(seed * 0x2545f4914f6cdd1dull, &w);
+    uint64_t all = 0;
+    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
+    lms__ahead_in_t in = input(&w, all, 1000);
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    cr_assert(eq(u64, a.drop_bytes, 0), "seed %llu", (unsigned long long)seed);
+    cr_assert(eq(u32, a.nfetch, 0));
+    for (uint32_t r = 0; r < w.nr; r++) cr_assert(eq(int, a.drop[r], 0));
+    lms__ahead_free(&a);
+  }
+}
