@@ -563,6 +563,35 @@ Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
 
 /* ---- Settled iterations (Note [A settled iteration] in replay.c) ------ */
 
+/* A run that never settles reports the iteration of median time among
+ * its last eight: a whole one (its bytes with its time), not the last. */
+Test(settle, an_unsettled_run_reports_its_median_iteration) {
+  static lms__replay_result_t r;
+  for (int n = 1; n <= 20; n++) {
+    memset(&r, 0, sizeof r);
+    r.iterations = n;
+    for (int i = 0; i < n; i++) {
+      r.iter[i].time_ns = (uint64_t)((i * 7919) % 1000 + 1);
+      r.iter[i].bytes_h2d = (uint64_t)i;
+    }
+    int m = n < 8 ? n : 8;
+    uint64_t t[8];
+    for (int i = 0; i < m; i++) t[i] = r.iter[n - m + i].time_ns;
+    for (int i = 1; i < m; i++)
+      for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+        uint64_t x = t[j];
+        t[j] = t[j - 1];
+        t[j - 1] = x;
+      }
+    lms__replay_iter_t got = lms__replay_median_of_last(&r);
+    cr_assert(eq(u64, got.time_ns, t[(m - 1) / 2]), "n %d", n);
+    /* The same iteration's bytes, and one of the last eight. */
+    int k = (int)got.bytes_h2d;
+    cr_assert(ge(int, k, n - m), "n %d", n);
+    cr_assert(eq(u64, r.iter[k].time_ns, got.time_ns), "n %d", n);
+  }
+}
+
 Test(settle, runs_until_two_iterations_agree) {
   lms__workload_t w;
   lms__wl_params_t prm = {.batch = 10, .train = 1};

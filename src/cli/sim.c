@@ -351,7 +351,8 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "copies each part must hold when the iteration is cut at one "
                "step, or its cycle at two or three); "
                "hit%%: prefetch hits over acquires that needed data brought "
-               "in; it: iterations run (! : not settled)\n");
+               "in; it: iterations run (! : not settled; the iteration of median "
+               "time among the last eight shown)\n");
   if (nshared > 0) {
     lms__simcmd_print_shared_header(out, a.gpus_per_link);
     for (size_t i = 0; i < nshared; i++) lms__simcmd_print_shared_row(out, &shared[i]);
