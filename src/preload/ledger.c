@@ -202,27 +202,28 @@ size_t lms__ledger_line(char *buf, size_t size) {
   lms__ledger_stats(&s);
   lms__prefetch_stats_t p;
   lms__prefetch_stats(&p);
-  int n = snprintf(
-      buf, size,
-      "lms preload: allocs=%llu device_allocs=%llu managed_allocs=%llu "
-      "app_managed_allocs=%llu oom_fallbacks=%llu frees=%llu "
-      "unknown_frees=%llu device_bytes=%llu device_peak=%llu "
-      "managed_bytes=%llu managed_peak=%llu launches=%llu launch_ptrs=%llu "
-      "launches_managed=%llu period=%llu prefetches=%llu prefetch_bytes=%llu "
-      "evictions=%llu resident_peak=%llu adopted=%llu\n",
-      (unsigned long long)s.allocs, (unsigned long long)s.device_allocs,
-      (unsigned long long)s.managed_allocs,
-      (unsigned long long)s.app_managed_allocs,
-      (unsigned long long)s.oom_fallbacks, (unsigned long long)s.frees,
-      (unsigned long long)s.unknown_frees,
-      (unsigned long long)s.device_bytes, (unsigned long long)s.device_peak,
-      (unsigned long long)s.managed_bytes,
-      (unsigned long long)s.managed_peak, (unsigned long long)s.launches,
-      (unsigned long long)s.launch_ptrs,
-      (unsigned long long)s.launches_managed, (unsigned long long)p.period,
-      (unsigned long long)p.prefetches, (unsigned long long)p.prefetch_bytes,
-      (unsigned long long)p.evictions, (unsigned long long)p.resident_peak,
-      (unsigned long long)p.adopted);
+  size_t len = 0;
+  const char *sep = "lms preload: ";
+#define LMS__LINE_FIELD_(from, field, in_line)                                \
+  if (in_line) {                                                              \
+    int n = snprintf(len < size ? buf + len : NULL,                           \
+                     len < size ? size - len : 0, "%s" #field "=%llu", sep,   \
+                     (unsigned long long)(from).field);                       \
+    if (n < 0) return 0;                                                      \
+    len += (size_t)n;                                                         \
+    sep = " ";                                                                \
+  }
+#define LMS__LINE_LEDGER_(field, in_line, what) LMS__LINE_FIELD_(s, field, in_line)
+#define LMS__LINE_PREFETCH_(field, in_line, what) LMS__LINE_FIELD_(p, field, in_line)
+  LMS__LEDGER_STATS(LMS__LINE_LEDGER_)
+  LMS__PREFETCH_STATS(LMS__LINE_PREFETCH_)
+#undef LMS__LINE_PREFETCH_
+#undef LMS__LINE_LEDGER_
+#undef LMS__LINE_FIELD_
+  int n = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0,
+                   "\n");
   if (n < 0) return 0;
-  return (size_t)n < size ? (size_t)n : size - 1;
+  len += (size_t)n;
+  if (size == 0) return 0;
+  return len < size ? len : size - 1;
 }

@@ -131,20 +131,32 @@ typedef enum lms__place {
   LMS__PLACE_APP_MANAGED  /* the program's own cuMemAllocManaged */
 } lms__place_t;
 
+/* X(field, in_line, what): the ledger's counters, in the order of the
+ * struct and of the summary line (lms__ledger_line), which shows those
+ * with in_line 1.  One table for the struct and the line, as
+ * LMS_STATS_MAP (lms.h) is for handle mode and LMS__STABLE_STATS
+ * (stable.h) for the stable allocator. */
+#define LMS__LEDGER_STATS(X)                                                  \
+  X(allocs, 1, "all placements")                                             \
+  X(device_allocs, 1, "placed in device memory")                             \
+  X(managed_allocs, 1, "ours, placed past the limit")                        \
+  X(app_managed_allocs, 1, "the program's own cuMemAllocManaged")            \
+  X(oom_fallbacks, 1, "device said out of memory under the limit")           \
+  X(frees, 1, "frees")                                                       \
+  X(unknown_frees, 1, "passed through: not ours")                            \
+  X(device_bytes, 1, "bytes in device memory")                               \
+  X(device_peak, 1, "... at most")                                           \
+  X(managed_bytes, 1, "bytes of ours in managed memory")                     \
+  X(managed_peak, 1, "... at most")                                          \
+  X(app_managed_bytes, 0, "bytes of the program's managed memory")           \
+  X(launches, 1, "kernel launches seen")                                     \
+  X(launch_ptrs, 1, "our allocations seen among launch params")              \
+  X(launches_managed, 1, "launches that passed one of our managed")
+
 typedef struct lms__ledger_stats {
-  uint64_t allocs;           /* all placements */
-  uint64_t device_allocs;
-  uint64_t managed_allocs;   /* ours, placed past the limit */
-  uint64_t app_managed_allocs;
-  uint64_t oom_fallbacks;    /* device said out of memory under the limit */
-  uint64_t frees;
-  uint64_t unknown_frees;    /* passed through: not ours */
-  uint64_t device_bytes, device_peak;
-  uint64_t managed_bytes, managed_peak;
-  uint64_t app_managed_bytes;
-  uint64_t launches;
-  uint64_t launch_ptrs;      /* our allocations seen among launch params */
-  uint64_t launches_managed; /* launches that passed one of our managed */
+#define LMS__LEDGER_FIELD_(field, in_line, what) uint64_t field;
+  LMS__LEDGER_STATS(LMS__LEDGER_FIELD_)
+#undef LMS__LEDGER_FIELD_
 } lms__ledger_stats_t;
 
 /* Reserves size bytes of the device budget if device use plus size stays
@@ -178,15 +190,25 @@ size_t lms__ledger_line(char *buf, size_t size);
 /* ---- prefetch.c ------------------------------------------------------- */
 
 /* Note [Learned prefetch in the preload] is in prefetch.c. */
+/* X(field, in_line, what), as LMS__LEDGER_STATS; the line shows these
+ * after the ledger's. */
+#define LMS__PREFETCH_STATS(X)                                                \
+  X(period, 1, "in force at the latest launch; 0 none")                      \
+  X(locks, 0, "periods found")                                               \
+  X(prefetches, 1, "managed allocations moved to the device")                \
+  X(prefetch_bytes, 1, "their bytes")                                        \
+  X(evictions, 1, "moved back to the host")                                  \
+  X(evict_bytes, 0, "their bytes")                                           \
+  X(skipped, 0, "no room, or past the window")                               \
+  X(failed, 0, "moves the driver refused")                                   \
+  X(resident, 0, "bytes resident now")                                       \
+  X(resident_peak, 1, "... at most")                                         \
+  X(adopted, 1, "made resident as allocated (the share)")
+
 typedef struct lms__prefetch_stats {
-  uint64_t period;          /* in force at the latest launch; 0 none */
-  uint64_t locks;           /* periods found */
-  uint64_t prefetches, prefetch_bytes;
-  uint64_t evictions, evict_bytes;
-  uint64_t skipped;         /* no room, or past the window */
-  uint64_t failed;          /* moves the driver refused */
-  uint64_t resident, resident_peak;
-  uint64_t adopted;         /* made resident as allocated (the share) */
+#define LMS__PREFETCH_FIELD_(field, in_line, what) uint64_t field;
+  LMS__PREFETCH_STATS(LMS__PREFETCH_FIELD_)
+#undef LMS__PREFETCH_FIELD_
 } lms__prefetch_stats_t;
 
 /* 1 with a limit and a window of at least one step. */
