@@ -39,11 +39,13 @@
  * the end covers two ranges of it.  Times: O(r log p) for r references
  * and p steps, and O(r + p) memory.
  *
- * Room is counted in the chunks' own bytes; the capacity the caller gives
- * holds a margin for what the device cache wastes (plan.c).  A gap not
- * kept costs its size in and, if its chunk is dirty, its size out: the
- * greedy takes the most bytes it can keep, as the bound's does, and the
- * bound's bytes are what the sweep compares the plan's with. */
+ * Room is counted in the bytes the caller gives for each key against the
+ * capacity it gives (plan.c gives what each chunk takes of the budget,
+ * and the budget less a margin).  A gap not kept costs its size in and,
+ * if its chunk is dirty, its size out.  The order by end is optimal when
+ * gaps may be kept in part, as in the bound; kept whole it can keep fewer
+ * bytes than the best choice would (the bound's bytes, beside the plan's
+ * in the sweep, say how many fewer). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
