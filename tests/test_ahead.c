@@ -118,6 +118,14 @@ static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
                            .reach = reach};
 }
 
+/* Case by case the plan, or the spread plan with a lead of 2 or 3
+ * (Note [Spread and lead]). */
+static void variant(lms__ahead_in_t *in, uint64_t *s) {
+  uint32_t v = (uint32_t)rnd_in(s, 0, 3);
+  in->spread = v >= 2;
+  in->lead = v == 3 ? 3 : v == 2 ? 2 : v;
+}
+
 Test(ahead, plans_keep_within_the_room_and_the_gaps) {
   uint64_t plans = 0, fetches = 0, kept = 0, late = 0;
   for (uint64_t seed = 1; seed <= 3000; seed++) {
@@ -132,6 +140,9 @@ Test(ahead, plans_keep_within_the_room_and_the_gaps) {
     uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
     uint32_t reach = (uint32_t)rnd_in(&s, 1, 70);
     lms__ahead_in_t in = input(&w, cap, reach);
+    variant(&in, &s);
+    uint32_t lead_in = in.lead > 1 ? in.lead : 1;
+    if (lead_in > reach) lead_in = reach;
     lms__ahead_t a;
     cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
     plans++;
@@ -180,10 +191,16 @@ Test(ahead, plans_keep_within_the_room_and_the_gaps) {
                   "gap %u..%u", (unsigned long long)seed, r, t, w.step[q],
                   w.step[r]);
         cr_assert(le(u32, lead, reach > 1 ? reach : 1));
+        /* ... and at least the lead asked for, where the gap has room. */
+        cr_assert(ge(u32, lead, lead_in < len - 1 ? lead_in : len - 1),
+                  "seed %llu: ref %u issued %u steps ahead, lead %u",
+                  (unsigned long long)seed, r, lead, lead_in);
         for (uint32_t d = 0; d < lead; d++) occ[(t + d) % w.p] += w.size[w.key[r]];
-        /* A copy in with no room even at the step before its use takes
-         * that step's room anyway (late_fetches counts them). */
-        late_room[(w.step[r] + w.p - 1) % w.p] += w.size[w.key[r]];
+        /* A copy in with no room in the steps of its lead (the step
+         * before its use for the plan) takes their room anyway
+         * (late_fetches counts them). */
+        for (uint32_t d = 1; d <= lead_in && d < len; d++)
+          late_room[(w.step[r] + w.p - d) % w.p] += w.size[w.key[r]];
         fetched += w.size[w.key[r]];
         fetches++;
       }
@@ -223,4 +240,50 @@ Test(ahead, a_period_that_fits_moves_nothing) {
     for (uint32_t r = 0; r < w.nr; r++) cr_assert(eq(int, a.drop[r], 0));
     lms__ahead_free(&a);
   }
+}
+
+/* Note [Spread and lead]: m blocks alike, each read once a period, with
+ * room for some of them.  Whichever plan, as many stay; in the order by
+ * end they stay in one run, so the others come in back to back; spread,
+ * the longest run of those that come in is under 4 m / k for k that
+ * stay (the first 2^j of a bit-reversed order are evenly spaced). */
+Test(ahead, spread_plans_alternate_what_stays) {
+  uint64_t s = 0x5b4eadull, cases = 0;
+  for (int c = 0; c < 200; c++) {
+    period_t w;
+    memset(&w, 0, sizeof w);
+    uint32_t m = (uint32_t)rnd_in(&s, 6, 40);
+    w.p = w.nk = w.nr = m;
+    for (uint32_t i = 0; i < m; i++) {
+      w.size[i] = 100;
+      w.lives[i] = 1;
+      w.step[i] = w.key[i] = i;
+      w.acc[i] = LMS_ACCESS_READ;
+    }
+    uint64_t cap = 100 * rnd_in(&s, 3, m - 2);
+    uint32_t kept[2] = {0, 0}, run[2] = {0, 0};
+    for (int spread = 0; spread < 2; spread++) {
+      lms__ahead_in_t in = input(&w, cap, m);
+      in.spread = spread;
+      lms__ahead_t a;
+      cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+      /* The longest run of dropped blocks, round the cycle. */
+      for (uint32_t i = 0; i < m; i++) {
+        kept[spread] += !a.drop[i];
+        uint32_t n = 0;
+        while (n < m && a.drop[(i + n) % m]) n++;
+        if (n > run[spread]) run[spread] = n;
+      }
+      lms__ahead_free(&a);
+    }
+    cr_assert(eq(u32, kept[0], kept[1]), "case %d: %u blocks, room %llu", c,
+              m, (unsigned long long)cap);
+    uint32_t k = kept[0];
+    if (k == 0 || k == m) continue;
+    cases++;
+    cr_assert(eq(u32, run[0], m - k), "case %d", c);
+    cr_assert(lt(u32, run[1], (4 * m + k - 1) / k), "case %d: %u of %u "
+              "blocks stay, a run of %u comes in", c, k, m, run[1]);
+  }
+  cr_assert(gt(u64, cases, 150));
 }

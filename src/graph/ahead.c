@@ -46,6 +46,27 @@
  * gaps may be kept in part, as in the bound; kept whole it can keep fewer
  * bytes than the best choice would (the bound's bytes, beside the plan's
  * in the sweep, say how many fewer). */
+
+/* Note [Spread and lead]
+ * The plan above counts bytes, not time: any choice of what stays that
+ * keeps as many bytes is as good to it.  Where gaps are alike, as the
+ * weight blocks of a model streamed past once an iteration (48 blocks of
+ * 48 MiB, each read once, room for 24), the order by end keeps a run of
+ * them: blocks 0-22 stay, 23-47 come in one after another.  While the
+ * kept run computes the link has nothing to do, and then the copies in
+ * come back to back with nothing to hide behind.  Over a link that moves
+ * a block in about two steps' compute (NVLink-C2C) that iteration took
+ * 1.47 of the lower bound.  Two changes make the copies overlap the
+ * compute: the gaps alike are taken at even intervals of their order by
+ * end (by the bit-reversed rank among them: first, middle, quarters, ...),
+ * so what stays alternates with what comes in; and each copy in is given
+ * room from two steps before its use while what stays is decided, so one
+ * block arrives while another computes.  Then 1.18.  Over a link ten
+ * times slower the same plan is worse (1.125 -> 1.16 at pcie5): each copy
+ * takes many steps' compute whatever its lead, and the room given to
+ * lead is room not kept, so more bytes move.  Neither plan is better
+ * everywhere, so both are timed (Note [Ways to look ahead, measured]
+ * in plan.c); `spread` and `lead` build the second. */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -60,6 +81,50 @@ typedef struct gap {
   uint32_t from, to;   /* their references */
   uint32_t room;       /* a fetch: the first step of its room so far */
 } gap_t;
+
+typedef struct alike {
+  uint64_t size;
+  uint32_t len, at; /* at: the gap's place in the order by end */
+} alike_t;
+
+static int by_alike(const void *a, const void *b) {
+  const alike_t *x = a, *y = b;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Note [Spread and lead]: in each class of gaps alike, the places the
+ * class holds in the order by end take its members in bit-reversed order
+ * of their rank.  O(g log g). */
+static int spread_alike(gap_t *g, uint32_t n) {
+  alike_t *c = malloc(((size_t)n + 1) * sizeof *c);
+  gap_t *was = malloc(((size_t)n + 1) * sizeof *was);
+  if (c == NULL || was == NULL) {
+    free(c);
+    free(was);
+    return -1;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    c[i] = (alike_t){g[i].size, g[i].end - g[i].start, i};
+  qsort(c, n, sizeof *c, by_alike);
+  memcpy(was, g, (size_t)n * sizeof *g);
+  for (uint32_t a = 0, b; a < n; a = b) {
+    for (b = a + 1; b < n && c[b].size == c[a].size && c[b].len == c[a].len;)
+      b++;
+    uint32_t m = b - a, bits = 0, k = 0;
+    while (bits < 32 && (1ull << bits) < m) bits++;
+    for (uint64_t i = 0; i < (1ull << bits); i++) {
+      uint32_t r = 0;
+      for (uint32_t j = 0; j < bits; j++)
+        r |= (uint32_t)((i >> j) & 1u) << (bits - 1 - j);
+      if (r < m) g[c[a + k++].at] = was[c[a + r].at];
+    }
+  }
+  free(c);
+  free(was);
+  return 0;
+}
 
 static int by_end(const void *a, const void *b) {
   const gap_t *x = a, *y = b;
@@ -170,6 +235,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     }
   }
   qsort(gaps, ng, sizeof *gaps, by_end);
+  if (in->spread && spread_alike(gaps, ng) != 0) goto done;
+  uint32_t lead = in->lead > 1 ? in->lead : 1;
+  if (lead > reach) lead = reach;
 
   int64_t cap = (int64_t)in->capacity;
   uint32_t nf = 0;
@@ -184,15 +252,17 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     out->drop_bytes += x.size;
     /* Fetched only if the second use reads. */
     if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
-    /* Its room from the step before its use at least, taken now, as the
-     * gaps that end later are decided. */
-    uint32_t b = x.end - 1;
+    /* Its room from `lead` steps before its use (not before the step after
+     * the chunk left), taken now, as the gaps that end later are
+     * decided. */
+    uint32_t b = x.end - x.start - 1 > lead ? x.end - lead : x.start + 1;
     if (circ_max(&t, p, b, x.end) + (int64_t)x.size > cap)
       out->late_fetches++;
     circ_add(&t, p, b, x.end, (int64_t)x.size);
     x.room = b;
     gaps[nf++] = x;
   }
+  if (in->spread) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
    * inside its reach with no room for it. */
   for (uint32_t g = 0; g < nf; g++) {

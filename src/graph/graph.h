@@ -177,16 +177,18 @@ typedef struct lms__plan_info {
   uint32_t period;      /* steps in the schedule; 0 if none yet */
   uint64_t steps;       /* step boundaries seen */
   uint64_t relearns;    /* times a learned schedule stopped matching */
-  const char *ahead;    /* what looks ahead now: "window" or "plan" */
-  int deciding;         /* the two are on trial (Note [Two ways to look
-                           ahead, measured] in plan.c) */
-  uint64_t trial_window_ns, trial_plan_ns; /* their timed iterations, once
-                                              measured; else 0 */
+  const char *ahead;    /* what looks ahead now: "window", "plan" or
+                           "spread" (the spread plan) */
+  int deciding;         /* they are on trial (Note [Ways to look ahead,
+                           measured] in plan.c) */
+  uint64_t trial_window_ns, trial_plan_ns, trial_spread_ns; /* their timed
+                           iterations, once measured; else 0 */
 } lms__plan_info_t;
 
-/* For tests: 0 (the default) puts the window and the period's plan on
+/* For tests: 0 (the default) puts the window and the period's plans on
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
- * every schedule (Note [Two ways to look ahead, measured] in plan.c). */
+ * every schedule, 3 the spread plan (Note [Ways to look ahead, measured]
+ * in plan.c). */
 extern int lms__plan_force;
 
 lms_status_t lms__plan_create(struct lms__swap *s, const struct lms__opts *o,

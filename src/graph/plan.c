@@ -74,13 +74,15 @@ typedef struct pstep {
 
 typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
 
-/* Note [Two ways to look ahead, measured]: the iterations a trial is in. */
+/* Note [Ways to look ahead, measured]: the iterations a trial is in. */
 enum {
   TRIAL_NONE,          /* no plan, or no trial yet */
   TRIAL_START,         /* until an iteration begins under the schedule */
   TRIAL_WINDOW,        /* the window looks ahead, until it settles */
-  TRIAL_PLAN,          /* the plan looks ahead, until it settles */
-  TRIAL_DONE           /* the faster one looks ahead from now on */
+  TRIAL_SPREAD,        /* the spread plan likewise (Note [Spread and
+                          lead] in ahead.c) */
+  TRIAL_PLAN,          /* the plan likewise */
+  TRIAL_DONE           /* the fastest looks ahead from now on */
 };
 /* The most iterations each way runs on trial. */
 #define TRIAL_MAX 6u
@@ -165,8 +167,10 @@ struct lms__plan {
   lms__ahead_t ahead;
   int have_plan;         /* ahead holds the plan of this schedule */
   int planned;           /* the plan looks ahead now, not the window */
-  int trial;             /* Note [Two ways to look ahead, measured] */
-  uint64_t trial_start, trial_window_ns, trial_plan_ns;
+  int spread;            /* ahead is the spread plan (Note [Spread and
+                            lead] in ahead.c) */
+  int trial;             /* Note [Ways to look ahead, measured] */
+  uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
   uint64_t trial_prev;   /* the last iteration timed on trial */
   uint32_t trial_n;      /* ... and how many the way now on trial ran */
   struct pending {
@@ -264,7 +268,7 @@ static void drop_schedule(lms__plan_t *p) {
   p->key_size = NULL;
   p->ws_valid = 0;
   lms__ahead_free(&p->ahead);
-  p->have_plan = p->planned = 0;
+  p->have_plan = p->planned = p->spread = 0;
   p->trial = TRIAL_NONE;
   p->npend = 0;
   /* Every chunk's key lapses with the generation: O(1), not a walk over
@@ -362,7 +366,7 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
   act_key(p, k);
 }
 
-/* Note [Two ways to look ahead, measured]
+/* Note [Ways to look ahead, measured]
  * The window (Note [Prefetch window]) decides step by step from the room
  * there is now; the period's plan (Note [A planned period] in ahead.c)
  * decides for the whole period from the room every step will have.
@@ -373,19 +377,24 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * extra copies cost little (GPT-2 at 4x over NVLink-C2C), since the plan
  * keeps every step as full as it can and leaves its copies little lead,
  * and on GoogLeNet's built-in training (bench/results/
- * 2026-11-24-sim-planned-period.md).  So which is faster for a program
- * is measured, not guessed: from the first whole iteration of a schedule
- * the window looks ahead until two of its iterations in a row, timed on
- * the device clock between the starts of iterations, agree within 1 %
- * (at most TRIAL_MAX), then the plan likewise, and the one whose last
- * timed iteration was the faster (the plan only by 2 %, more than the
- * 1 % either may still move) looks ahead from then on.  Measuring the
- * window before it settles chose wrongly: its adaptive bytes ahead (Note
- * [A window that adapts]) take a few iterations to find their level.  A
- * new schedule starts a new trial.  The replay does not call an
- * iteration settled during a trial (lms__plan_info's `deciding`), and
- * goes on for up to 32 iterations (LMS__REPLAY_SETTLE_MAX) so that a
- * trial and a settling after it fit. */
+ * 2026-11-24-sim-planned-period.md).  The plan counts bytes, not time, and
+ * a second plan that spreads what stays and gives each copy in more lead
+ * (Note [Spread and lead] in ahead.c) is faster where a copy takes about
+ * a step's compute and slower where it takes many.  So which is faster
+ * for a program is measured, not guessed: from the first whole iteration
+ * of a schedule the window looks ahead until two of its iterations in a
+ * row, timed on the device clock between the starts of iterations, agree
+ * within 1 % (at most TRIAL_MAX), then the plan likewise, then the spread
+ * plan.  A plan is kept only if its last timed iteration was 2 % faster
+ * than the window's (more than the 1 % either may still move), and the
+ * spread plan only if 2 % faster than the other; the plan chosen is built
+ * again if it is not the one last tried.  Measuring the window before it
+ * settles chose wrongly: its adaptive bytes ahead (Note [A window that
+ * adapts]) take a few iterations to find their level.  A new schedule
+ * starts a new trial.  The replay does not call an iteration settled
+ * during a trial (lms__plan_info's `deciding`), and goes on for up to 32
+ * iterations (LMS__REPLAY_SETTLE_MAX) so that a trial and a settling
+ * after it fit. */
 
 /* Two iterations of one way within 1 % of each other, or the sixth. */
 static int trial_settled(lms__plan_t *p, uint64_t took) {
@@ -395,6 +404,28 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
   if (p->trial_n < 2) return 0;
   uint64_t hi = took > prev ? took : prev, lo = took > prev ? prev : took;
   return hi - lo <= hi / 100;
+}
+
+static int build_plan(lms__plan_t *p, int spread);
+
+/* The way chosen when the trial ends. */
+static void trial_decide(lms__plan_t *p) {
+  /* A plan not timed (none could be built) is never chosen. */
+  uint64_t w = p->trial_window_ns,
+           a = p->trial_plan_ns ? p->trial_plan_ns : UINT64_MAX,
+           b = p->trial_spread_ns ? p->trial_spread_ns : UINT64_MAX;
+  int spread = b < a / 50 * 49;
+  uint64_t best = spread ? b : a;
+  p->trial = TRIAL_DONE;
+  p->planned = 0;
+  p->npend = 0;
+  if (best < w / 50 * 49 &&
+      ((p->have_plan && spread == p->spread) || build_plan(p, spread)))
+    p->planned = 1;
+  LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
+          "with the period's plan and %.3f ms with the spread plan: the %s "
+          "looks ahead", (double)w / 1e6, (double)a / 1e6, (double)b / 1e6,
+          !p->planned ? "window" : p->spread ? "spread plan" : "plan");
 }
 
 static void trial_step(lms__plan_t *p) {
@@ -408,20 +439,23 @@ static void trial_step(lms__plan_t *p) {
   case TRIAL_WINDOW:
     if (!trial_settled(p, took)) break;
     p->trial_window_ns = took;
-    p->planned = 1;
+    p->trial_n = 0;
     p->npend = 0;
+    p->trial = build_plan(p, 1) ? TRIAL_SPREAD : TRIAL_PLAN;
+    p->planned = p->trial == TRIAL_SPREAD;
+    break;
+  case TRIAL_SPREAD:
+    if (!trial_settled(p, took)) break;
+    p->trial_spread_ns = took;
     p->trial_n = 0;
     p->trial = TRIAL_PLAN;
+    p->planned = build_plan(p, 0);
+    if (!p->planned) trial_decide(p);
     break;
   case TRIAL_PLAN:
     if (!trial_settled(p, took)) break;
     p->trial_plan_ns = took;
-    p->planned = took < p->trial_window_ns / 50 * 49;
-    p->trial = TRIAL_DONE;
-    LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window and "
-            "%.3f ms with the period's plan: the %s looks ahead",
-            (double)p->trial_window_ns / 1e6, (double)took / 1e6,
-            p->planned ? "plan" : "window");
+    trial_decide(p);
     break;
   default:
     return;
@@ -440,9 +474,12 @@ static void trial_step(lms__plan_t *p) {
  * not see).
  * A copy in starts at most window.steps steps ahead.  A chunk live when
  * the period is learned is one allocated once (it plays its own key).
- * Without memory for the plan the window alone looks ahead. */
-static void plan_period(lms__plan_t *p) {
-  if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
+ * The spread plan (Note [Spread and lead]) gives each copy in room from
+ * two steps before its use.  Returns 1 with the plan in p->ahead, or 0
+ * with none (no memory for it), when the window alone looks ahead. */
+static int build_plan(lms__plan_t *p, int spread) {
+  lms__ahead_free(&p->ahead);
+  p->have_plan = p->spread = 0;
   uint32_t nkeys = (uint32_t)p->key_index.len;
   unsigned *acc = malloc(((size_t)p->nrefs + 1) * sizeof *acc);
   uint8_t *lives = calloc((size_t)nkeys + 1, 1);
@@ -462,18 +499,15 @@ static void plan_period(lms__plan_t *p) {
         .period = p->period, .nrefs = p->nrefs, .nkeys = nkeys,
         .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
         .key_size = cost, .key_lives = lives,
-        .capacity = cap - cap / 64, .reach = p->window.steps};
+        .capacity = cap - cap / 64, .reach = p->window.steps,
+        .lead = spread ? 2 : 1, .spread = spread};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
-    p->planned = p->have_plan && lms__plan_force == 2;
-    p->trial = !p->have_plan         ? TRIAL_NONE
-               : lms__plan_force != 0 ? TRIAL_DONE
-                                      : TRIAL_START;
-    p->trial_start = p->swap->dev->ops->now_ns(p->swap->dev);
-    p->trial_window_ns = p->trial_plan_ns = 0;
+    p->spread = p->have_plan && spread;
     if (p->have_plan)
-      LMS_LOG(DEBUG, GRAPH, "planned period of %u steps: %llu bytes kept, "
-              "%llu sent away, %llu brought in, %llu fetches late",
-              p->period, (unsigned long long)p->ahead.kept_bytes,
+      LMS_LOG(DEBUG, GRAPH, "%s of %u steps: %llu bytes kept, %llu sent "
+              "away, %llu brought in, %llu fetches late",
+              spread ? "spread plan" : "planned period", p->period,
+              (unsigned long long)p->ahead.kept_bytes,
               (unsigned long long)p->ahead.drop_bytes,
               (unsigned long long)p->ahead.fetch_bytes,
               (unsigned long long)p->ahead.late_fetches);
@@ -482,6 +516,19 @@ static void plan_period(lms__plan_t *p) {
   free(lives);
   free(cost);
   p->npend = 0;
+  if (!p->have_plan) p->planned = 0;
+  return p->have_plan;
+}
+
+static void plan_period(lms__plan_t *p) {
+  if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
+  build_plan(p, lms__plan_force == 3);
+  p->planned = p->have_plan && lms__plan_force >= 2;
+  p->trial = !p->have_plan         ? TRIAL_NONE
+             : lms__plan_force != 0 ? TRIAL_DONE
+                                    : TRIAL_START;
+  p->trial_start = p->swap->dev->ops->now_ns(p->swap->dev);
+  p->trial_window_ns = p->trial_plan_ns = p->trial_spread_ns = 0;
 }
 
 /* Makes steps [0, period) the schedule: builds the use lists per key. */
@@ -1331,8 +1378,9 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                                          : 0;
   out->steps = p->t;
   out->relearns = p->relearns;
-  out->ahead = p->planned ? "plan" : "window";
+  out->ahead = !p->planned ? "window" : p->spread ? "spread" : "plan";
   out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
   out->trial_window_ns = p->trial_window_ns;
   out->trial_plan_ns = p->trial_plan_ns;
+  out->trial_spread_ns = p->trial_spread_ns;
 }

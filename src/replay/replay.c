@@ -302,8 +302,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     ir->prefetch_open_after = prefetches_open(ctx);
     ir->time_ns = lms_now_ns(ctx) - t0;
     out->iterations = it + 1;
-    /* Not while the ways to look ahead are on trial (Note [Two ways to
-     * look ahead, measured] in graph/plan.c). */
+    /* Not while the ways to look ahead are on trial (Note [Ways to look
+     * ahead, measured] in graph/plan.c). */
     lms__plan_info_t now;
     lms__plan_info(ctx->plan, &now);
     if (settle && it + 1 >= LMS__REPLAY_SETTLE_MIN && !now.deciding &&

@@ -75,8 +75,8 @@ typedef struct lms__replay_result {
   uint64_t device_peak;      /* peak device bytes reserved */
   uint64_t budget;
   char schedule[16];         /* the planner's source at the end */
-  char ahead[8];             /* what looked ahead at the end: "window" or
-                                "plan" */
+  char ahead[8];             /* what looked ahead at the end: "window",
+                                "plan" or "spread" */
   uint32_t period;
 } lms__replay_result_t;
 
