@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "core/log.h"
+#include "core/victim.h"
 #include "preload/preload.h"
 
 /* Note [Learned prefetch in the preload]
@@ -123,12 +124,21 @@ static void drop_res(resident_t *r) {
 }
 
 /* Under the lock: the resident allocation to send back for room, the one
- * whose use is longest past; NULL when every one is still ahead. */
+ * whose use is longest past; NULL when every one is still ahead.  A
+ * resident's `need` is the latest launch predicted to use it, not the
+ * next, so nothing still wanted is sent back (Note [One victim rule] in
+ * core/victim.c, tiers 0 and 1). */
 static resident_t *victim(uint64_t now) {
+  const lms__victim_ask_t q = {.now = now, .passed_only = 1};
   resident_t *v = NULL;
-  for (unsigned i = 0; i < g_nres; i++)
-    if (g_res[i].need < now && (v == NULL || g_res[i].need < v->need))
+  lms__victim_t best = {0};
+  for (unsigned i = 0; i < g_nres; i++) {
+    lms__victim_t c = {.next_use = g_res[i].need};
+    if (lms__victim_better(&q, &c, v != NULL ? &best : NULL)) {
       v = &g_res[i];
+      best = c;
+    }
+  }
   return v;
 }
 

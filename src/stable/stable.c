@@ -19,6 +19,7 @@
 #include "core/map.h"
 #include "core/period.h"
 #include "core/placement.h"
+#include "core/victim.h"
 
 enum { KIND_DEVICE = 0, KIND_MANAGED = 1 };
 
@@ -291,40 +292,44 @@ static void release_block(lms__stable_t *s, block_t *b);
 
 /* Note [Making room on the device]
  * Room for `need` more resident bytes, wanted by event `at`, is found in
- * order of cost: dead resident blocks are dropped (Note [Discarding on
- * the program's stream]); live ones whose predicted use has passed (their
- * `want`) are sent back, least recently wanted first; then, as Belady's
- * rule has it, live ones wanted later than `at`, the latest first, whose
- * predicted use is looked at again by the learned walk; last, device
- * blocks cached past the reserve's share (left from before the reserve
- * was kept) go back to the driver after a synchronise.  The hint batch
- * `keep` is never sent back, and nothing wanted is for `at` NO_WANT.
+ * the order of Note [One victim rule] (core/victim.c): dead resident
+ * blocks are dropped (Note [Discarding on the program's stream]); live
+ * ones whose predicted use has passed (their `want`) are sent back, the
+ * longest passed first; then, as Belady's rule has it, live ones wanted
+ * later than `at`, the latest first, whose predicted use is looked at
+ * again by the learned walk; last, device blocks cached past the
+ * reserve's share (left from before the reserve was kept) go back to the
+ * driver after a synchronise.  The hint batch `keep` is never sent back
+ * (its dead blocks are dropped), and nothing wanted is for `at` NO_WANT.
  * 1 when the bytes fit.  `own`: moves go on the allocator's streams
- * (learned), else on `stream` (hints). */
+ * (learned), else on `stream` (hints).  Each victim is a walk of the
+ * resident blocks, least recently wanted first. */
 #define NO_WANT UINT64_MAX
 
 static int make_room(lms__stable_t *s, uint64_t need, uint64_t at,
                      uint64_t keep, void *stream, int own) {
-  for (block_t *b = s->lru_head; b != NULL && !room_for(s, need);) {
-    block_t *next = b->lru_next;
-    if (!b->live) drop(s, b, stream);
-    b = next;
-  }
-  for (block_t *b = s->lru_head; b != NULL && !room_for(s, need);) {
-    block_t *next = b->lru_next;
-    if (b->batch != keep && b->want < s->clock) evict(s, b, stream, own);
-    b = next;
-  }
-  while (at != NO_WANT && !room_for(s, need)) {
-    block_t *last = NULL;
-    for (block_t *b = s->lru_head; b != NULL; b = b->lru_next)
-      if (b->live && b->batch != keep && b->want > at &&
-          (last == NULL || b->want > last->want))
-        last = b;
-    if (last == NULL) break;
-    if (s->learn != NULL && last->want < s->learn->seen_until)
-      s->learn->seen_until = last->want; /* to be brought back */
-    evict(s, last, stream, own);
+  const lms__victim_ask_t q = {
+      .now = s->clock, .need = at, .passed_only = at == NO_WANT};
+  while (!room_for(s, need)) {
+    block_t *best = NULL;
+    lms__victim_t best_v = {0};
+    for (block_t *b = s->lru_head; b != NULL; b = b->lru_next) {
+      if (b->live && b->batch == keep) continue;
+      lms__victim_t v = {.next_use = b->want, .dead = !b->live};
+      if (lms__victim_better(&q, &v, best != NULL ? &best_v : NULL)) {
+        best = b;
+        best_v = v;
+      }
+    }
+    if (best == NULL) break;
+    if (best_v.dead) {
+      drop(s, best, stream);
+      continue;
+    }
+    if (lms__victim_tier(&q, &best_v) >= 2 && s->learn != NULL &&
+        best->want < s->learn->seen_until)
+      s->learn->seen_until = best->want; /* to be brought back */
+    evict(s, best, stream, own);
   }
   uint64_t cap = s->limit - s->reserve;
   if (!room_for(s, need) && s->reserve > 0 && s->st.device_held > cap &&

@@ -28,6 +28,7 @@
 
 #include "core/log.h"
 #include "core/stats.h"
+#include "core/victim.h"
 #include "swap/swap.h"
 
 int lms__swap_reference;
@@ -259,14 +260,17 @@ static uint64_t bytes_acquired(const lms__swap_t *s, uint64_t *dev_homed) {
 
 /* Note [Choosing victims]
  * Only unpinned resident host-homed chunks (the LRU list) can be evicted.
- * Under the schedule policy the victim is the one whose next use is
- * furthest away (Belady's choice, with the schedule as the oracle; ties go
- * to the least recently released); otherwise the least recently released.
- * A prefetch for step `need` takes a victim only if that victim's next use
- * is later than `need`: bringing in what is needed later at the cost of
- * what is needed sooner would only add traffic.  For a demand swap-in
- * (need = LMS__NEVER) any victim will do.  A prefetched chunk not yet used
- * is taken last: the copy that brought it would have been for nothing.
+ * Under the schedule policy the victim is the one Note [One victim rule]
+ * (core/victim.c) takes: the one whose next use is furthest away
+ * (Belady's choice, with the schedule as the oracle; ties go to the least
+ * recently released), and for a prefetch for step `need` only one whose
+ * next use is later than `need`: bringing in what is needed later at the
+ * cost of what is needed sooner would only add traffic.  For a demand
+ * swap-in (need = LMS__NEVER) any victim will do.  A prefetched chunk not
+ * yet used is taken last: the copy that brought it would have been for
+ * nothing.  (No chunk here is dead or past its use: a freed chunk leaves
+ * at once, and next uses are of steps to come.)  Under the LRU policy the
+ * victim is the least recently released.
  *
  * Whether the victim's users are still running does not enter the
  * choice.  It once did (the furthest among chunks whose users were done
@@ -315,24 +319,20 @@ static lms_chunk_t *pick_victim(lms__swap_t *s, uint64_t need) {
     }
     return best_pf;
   }
+  /* Note [One victim rule] in core/victim.c, asked of each chunk in LRU
+   * order; no next use here has passed. */
+  const lms__victim_ask_t q = {.now = 0, .need = need};
   lms_chunk_t *best = NULL;
-  uint64_t best_use = 0, best_pf_use = 0;
+  lms__victim_t best_v = {0};
   for (lms_chunk_t *c = head; c != NULL; c = c->lru_next) {
-    uint64_t u = s->next_use(s->next_use_arg, c);
-    if (need != LMS__NEVER && u <= need) continue;
-    if (c->prefetched) {
-      if (best_pf == NULL || u > best_pf_use) {
-        best_pf = c;
-        best_pf_use = u;
-      }
-      continue;
-    }
-    if (best == NULL || u > best_use) {
+    lms__victim_t v = {.next_use = s->next_use(s->next_use_arg, c),
+                       .spared = c->prefetched != 0};
+    if (lms__victim_better(&q, &v, best != NULL ? &best_v : NULL)) {
       best = c;
-      best_use = u;
+      best_v = v;
     }
   }
-  return best != NULL ? best : best_pf;
+  return best;
 }
 
 /* Note [Evicting a range]
