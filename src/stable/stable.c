@@ -311,21 +311,24 @@ static int make_room(lms__stable_t *s, uint64_t need, uint64_t at,
   const lms__victim_ask_t q = {
       .now = s->clock, .need = at, .passed_only = at == NO_WANT};
   while (!room_for(s, need)) {
-    block_t *best = NULL;
+    block_t *best = NULL, *next;
     lms__victim_t best_v = {0};
-    for (block_t *b = s->lru_head; b != NULL; b = b->lru_next) {
+    for (block_t *b = s->lru_head; b != NULL && !room_for(s, need); b = next) {
+      next = b->lru_next;
       if (b->live && b->batch == keep) continue;
       lms__victim_t v = {.next_use = b->want, .dead = !b->live};
+      /* The dead go first, in the order seen: dropped as the walk meets
+       * them, one walk for all of them. */
+      if (lms__victim_tier(&q, &v) == 0) {
+        drop(s, b, stream);
+        continue;
+      }
       if (lms__victim_better(&q, &v, best != NULL ? &best_v : NULL)) {
         best = b;
         best_v = v;
       }
     }
-    if (best == NULL) break;
-    if (best_v.dead) {
-      drop(s, best, stream);
-      continue;
-    }
+    if (best == NULL || room_for(s, need)) break;
     if (lms__victim_tier(&q, &best_v) >= 2 && s->learn != NULL &&
         best->want < s->learn->seen_until)
       s->learn->seen_until = best->want; /* to be brought back */
