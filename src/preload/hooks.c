@@ -49,11 +49,6 @@ typedef cuLaunchKernel_fn cuLaunchKernel_ptsz_fn;
 typedef CUresult (*cuLaunchKernelEx_fn)(const CUlaunchConfig *, CUfunction,
                                         void **, void **);
 typedef cuLaunchKernelEx_fn cuLaunchKernelEx_ptsz_fn;
-typedef CUresult (*cuMemAdvise_fn)(CUdeviceptr, size_t, CUmem_advise,
-                                   CUdevice);
-typedef CUresult (*cuMemAdvise_v2_fn)(CUdeviceptr, size_t, CUmem_advise,
-                                      CUmemLocation);
-typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *);
 typedef CUresult (*cuStreamSynchronize_fn)(CUstream);
 typedef cuStreamSynchronize_fn cuStreamSynchronize_ptsz_fn;
 typedef CUresult (*cuFuncGetParamInfo_fn)(CUfunction, size_t, size_t *,
@@ -68,8 +63,7 @@ static uint64_t capacity(void) {
   if (lms__preload_cfg.gpu_limit != 0) return lms__preload_cfg.gpu_limit;
   if (atomic_load(&cap) == 0 && lms__preload_cfg.lms_kb >= 0) {
     size_t f = 0, t = 0;
-    cuMemGetInfo_v2_fn real = REAL(cuMemGetInfo_v2);
-    if (real != NULL && real(&f, &t) == CUDA_SUCCESS) atomic_store(&cap, t);
+    if (lms__preload_drv.mem_get_info(&f, &t) == 0) atomic_store(&cap, t);
   }
   return atomic_load(&cap);
 }
@@ -89,41 +83,28 @@ static uint64_t capacity(void) {
  * promises; their stream-ordered free waits for the stream first, since
  * managed memory has no stream-ordered free. */
 static CUresult advise(CUdeviceptr p, size_t size) {
-  CUdevice dev = 0;
-  cuCtxGetDevice_fn getdev = REAL(cuCtxGetDevice);
-  if (getdev == NULL || getdev(&dev) != CUDA_SUCCESS) dev = 0;
-  CUresult r1, r2;
-  cuMemAdvise_v2_fn adv2 = REAL(cuMemAdvise_v2);
-  cuMemAdvise_fn adv1 = REAL(cuMemAdvise);
-  if (adv2 != NULL) {
-    CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST, .id = 0};
-    CUmemLocation gpu = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev};
-    r1 = adv2(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
-    r2 = adv2(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
-  } else if (adv1 != NULL) {
-    r1 = adv1(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU);
-    r2 = adv1(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, dev);
-  } else {
-    r1 = r2 = CUDA_ERROR_NOT_FOUND;
-  }
-  if (r1 != CUDA_SUCCESS || r2 != CUDA_SUCCESS)
+  const lms__drv_t *d = &lms__preload_drv;
+  int dev = 0;
+  if (d->current_device(&dev) != 0) dev = 0;
+  int r = d->advise_host((uint64_t)p, size, dev);
+  if (r != 0)
     LMS_LOG(WARN, HOOK,
-            "cuMemAdvise on managed 0x%llx (%zu bytes) failed (%d, %d); the "
+            "cuMemAdvise on managed 0x%llx (%zu bytes) failed (%s); the "
             "memory works but may migrate on access",
-            (unsigned long long)p, size, (int)r1, (int)r2);
+            (unsigned long long)p, size, d->error_name(r));
   return CUDA_SUCCESS;
 }
 
 static CUresult alloc_managed(CUdeviceptr *dptr, size_t size,
                               const char *why) {
-  cuMemAllocManaged_fn real = REAL(cuMemAllocManaged);
-  if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
-  CUresult r = real(dptr, size, CU_MEM_ATTACH_GLOBAL);
-  if (r != CUDA_SUCCESS) {
+  uint64_t p = 0;
+  int r = lms__preload_drv.mem_alloc_managed(&p, size);
+  *dptr = (CUdeviceptr)p;
+  if (r != 0) {
     LMS_LOG(WARN, HOOK,
-            "%zu bytes past the GPU limit: cuMemAllocManaged failed (%d)", size,
-            (int)r);
-    return r;
+            "%zu bytes past the GPU limit: cuMemAllocManaged failed (%s)",
+            size, lms__preload_drv.error_name(r));
+    return (CUresult)r;
   }
   advise(*dptr, size);
   if (lms__ledger_add(*dptr, size, LMS__PLACE_MANAGED) != 0)

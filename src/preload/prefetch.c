@@ -69,16 +69,8 @@
 #define MAX_RESIDENT 1024
 #define MAX_ACTIONS 64
 
-typedef CUresult (*cuStreamCreate_fn)(CUstream *, unsigned int);
-typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *);
-typedef CUresult (*cuStreamIsCapturing_fn)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*cuMemPrefetchAsync_fn)(CUdeviceptr, size_t, CUdevice,
-                                          CUstream);
-typedef CUresult (*cuMemPrefetchAsync_v2_fn)(CUdeviceptr, size_t,
-                                             CUmemLocation, unsigned int,
-                                             CUstream);
-
-#define REAL(fn) ((fn##_fn)lms__real(LMS__FN_##fn))
+/* Its driver calls go through lms__preload_drv (drv.c). */
+#define DRV lms__preload_drv
 
 typedef struct resident {
   uint64_t ptr, size;
@@ -184,18 +176,9 @@ static int plan_one(uint64_t ptr, uint64_t need, uint64_t now,
   return 1;
 }
 
-static int move(const action_t *a, CUdevice dev) {
-  CUmemLocation loc;
-  loc.type = a->to_device ? CU_MEM_LOCATION_TYPE_DEVICE
-                          : CU_MEM_LOCATION_TYPE_HOST;
-  loc.id = a->to_device ? dev : 0;
-  cuMemPrefetchAsync_v2_fn v2 = REAL(cuMemPrefetchAsync_v2);
-  if (v2 != NULL)
-    return (int)v2((CUdeviceptr)a->ptr, (size_t)a->size, loc, 0, g_stream);
-  cuMemPrefetchAsync_fn v1 = REAL(cuMemPrefetchAsync);
-  if (v1 == NULL) return (int)CUDA_ERROR_NOT_SUPPORTED;
-  return (int)v1((CUdeviceptr)a->ptr, (size_t)a->size,
-                 a->to_device ? dev : CU_DEVICE_CPU, g_stream);
+static int move(const action_t *a, int dev) {
+  return DRV.prefetch(a->ptr, (size_t)a->size, a->to_device ? dev : -1,
+                      g_stream);
 }
 
 /* The stream, made on first use outside the lock; 0 when there is none. */
@@ -204,30 +187,26 @@ static int have_stream(void) {
   int state = g_stream_state;
   pthread_mutex_unlock(&g_lock);
   if (state != 0) return state > 0;
-  cuStreamCreate_fn mk = REAL(cuStreamCreate);
-  CUstream s = NULL;
-  CUresult r = mk != NULL ? mk(&s, CU_STREAM_NON_BLOCKING)
-                          : CUDA_ERROR_NOT_SUPPORTED;
+  void *s = NULL;
+  int r = DRV.stream_create(&s);
   pthread_mutex_lock(&g_lock);
   if (g_stream_state == 0) {
-    g_stream_state = r == CUDA_SUCCESS ? 1 : -1;
-    g_stream = s;
+    g_stream_state = r == 0 ? 1 : -1;
+    g_stream = (CUstream)s;
   }
   state = g_stream_state;
   pthread_mutex_unlock(&g_lock);
-  if (r != CUDA_SUCCESS)
-    LMS_LOG(WARN, HOOK, "no stream for prefetch (cuStreamCreate: %d): the "
-            "learned prefetch is off", (int)r);
+  if (r != 0)
+    LMS_LOG(WARN, HOOK, "no stream for prefetch (cuStreamCreate: %s): the "
+            "learned prefetch is off", DRV.error_name(r));
   return state > 0;
 }
 
 /* 1 when launches on stream are being captured into a graph: they run
  * later, maybe many times, and a move now could break the capture. */
 static int capturing(CUstream stream) {
-  cuStreamIsCapturing_fn is = REAL(cuStreamIsCapturing);
-  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  return is != NULL && is(stream, &st) == CUDA_SUCCESS &&
-         st != CU_STREAM_CAPTURE_STATUS_NONE;
+  int yes = 0;
+  return DRV.stream_is_capturing(stream, &yes) == 0 && yes;
 }
 
 void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
@@ -275,9 +254,8 @@ void lms__prefetch_launch(uintptr_t fn, const uint64_t *managed, unsigned n,
   }
   pthread_mutex_unlock(&g_lock);
   if (nacts == 0) return;
-  CUdevice dev = 0;
-  cuCtxGetDevice_fn getdev = REAL(cuCtxGetDevice);
-  int ok = have_stream() && getdev != NULL && getdev(&dev) == CUDA_SUCCESS;
+  int dev = 0;
+  int ok = have_stream() && DRV.current_device(&dev) == 0;
   for (unsigned i = 0; i < nacts; i++) {
     int r = ok ? move(&acts[i], dev) : (int)CUDA_ERROR_NOT_SUPPORTED;
     if (r == 0) continue;
@@ -329,10 +307,8 @@ void lms__prefetch_adopt(uint64_t ptr, uint64_t size) {
   pthread_mutex_unlock(&g_lock);
   if (!ok) return;
   action_t a = {ptr, size, 1};
-  CUdevice dev = 0;
-  cuCtxGetDevice_fn getdev = REAL(cuCtxGetDevice);
-  if (have_stream() && getdev != NULL && getdev(&dev) == CUDA_SUCCESS &&
-      move(&a, dev) == 0)
+  int dev = 0;
+  if (have_stream() && DRV.current_device(&dev) == 0 && move(&a, dev) == 0)
     return;
   pthread_mutex_lock(&g_lock);
   g_st.failed++;

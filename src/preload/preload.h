@@ -6,6 +6,7 @@
  *   procaddr.c  cuGetProcAddress and _v2: versioned lookups answer with
  *               the hook for the version the driver chose
  *   hooks.c     the allocation family, cuMemGetInfo_v2 and the launches
+ *   drv.c       the preload's own driver calls, as core/drv.h's table
  *   ledger.c    every allocation the hooks made, with its placement, and
  *               the counters behind the stats line
  *   init.c      options from the LMS_* environment, the stats line at exit
@@ -30,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/drv.h"
 #include "core/options.h"
 #include "core/period.h"
 
@@ -114,6 +116,12 @@ void *lms__real(lms__fn_id_t id);
 /* The id whose symbol is name[0..], or -1; only hooked ones when
  * hooked_only.  Uses no libc string function (see dlsym.c). */
 LMS__NO_SANITIZE int lms__fn_find(const char *name, int hooked_only);
+
+/* ---- drv.c ------------------------------------------------------------ */
+
+/* The driver calls the preload makes of its own (core/drv.h); the entries
+ * it does not make are NULL. */
+extern const lms__drv_t lms__preload_drv;
 
 /* ---- procaddr.c ------------------------------------------------------- */
 

@@ -39,6 +39,8 @@ static CUresult (*p_wait_event)(CUstream, CUevent, unsigned int);
 static CUresult (*p_event_query)(CUevent);
 static CUresult (*p_discard)(CUdeviceptr *, size_t *, size_t, CUmemLocation *,
                              size_t *, size_t, unsigned long long, CUstream);
+static CUresult (*p_ctx_device)(CUdevice *);
+static CUresult (*p_capturing)(CUstream, CUstreamCaptureStatus *);
 
 /* Note [A context for the framework's threads]
  * The driver acts on the calling thread's current context.  The CUDA
@@ -136,6 +138,20 @@ static int d_discard(uint64_t ptr, size_t size, int device, void *stream) {
 
 static int d_sync(void) { return (int)p_sync(); }
 
+static int d_current_device(int *device) {
+  CUdevice d = 0;
+  CUresult r = p_ctx_device(&d);
+  *device = (int)d;
+  return (int)r;
+}
+
+static int d_capturing(void *stream, int *capturing) {
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = p_capturing((CUstream)stream, &st);
+  *capturing = r == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+  return (int)r;
+}
+
 static int d_info(size_t *f, size_t *t) { return (int)p_info(f, t); }
 
 static const char *d_errname(int res) {
@@ -157,8 +173,7 @@ static const char *d_errname(int res) {
     }                                                                         \
   } while (0)
 
-int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
-                            size_t errlen) {
+int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (h == NULL) {
     snprintf(err, errlen, "cannot load the CUDA driver libcuda.so.1: %s",
@@ -182,6 +197,8 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
   LOOK(p_event_record, "cuEventRecord");
   LOOK(p_wait_event, "cuStreamWaitEvent");
   LOOK(p_event_query, "cuEventQuery");
+  LOOK(p_ctx_device, "cuCtxGetDevice");
+  LOOK(p_capturing, "cuStreamIsCapturing");
   /* Optional: cuGetErrorName, and the discard of CUDA 12.8. */
   *(void **)&p_errname = dlsym(h, "cuGetErrorName");
   *(void **)&p_discard = dlsym(h, "cuMemDiscardAndPrefetchBatchAsync");
@@ -190,6 +207,7 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
     return -1;
   }
+  *out = (lms__drv_t){.version = LMS__DRV_VERSION};
   out->bind = d_bind;
   out->mem_alloc = d_alloc;
   out->mem_free = d_free;
@@ -204,6 +222,8 @@ int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
   out->event_query = d_event_query;
   out->discard = p_discard != NULL ? d_discard : NULL;
   out->mem_get_info = d_info;
+  out->current_device = d_current_device;
+  out->stream_is_capturing = d_capturing;
   out->error_name = d_errname;
   return 0;
 }

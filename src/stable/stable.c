@@ -93,7 +93,7 @@ typedef struct learn {
 struct lms__stable {
   pthread_mutex_t lock;
   lms__stable_cfg_t cfg;
-  lms__stable_driver_t drv;
+  lms__drv_t drv;
   uint64_t limit;
   uint64_t reserve;        /* for resident managed blocks, once hinted */
   blocks_t blocks;
@@ -873,10 +873,14 @@ size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
   return len;
 }
 
-int lms__stable_create(const lms__stable_cfg_t *cfg,
-                       const lms__stable_driver_t *drv, lms__stable_t **out) {
+int lms__stable_create(const lms__stable_cfg_t *cfg, const lms__drv_t *drv,
+                       lms__stable_t **out, char *err, size_t errlen) {
+  if (lms__drv_check(drv, err, errlen) != 0) return -1;
   lms__stable_t *s = calloc(1, sizeof *s);
-  if (s == NULL) return -1;
+  if (s == NULL) {
+    snprintf(err, errlen, "out of memory creating the allocator");
+    return -1;
+  }
   s->cfg = *cfg;
   s->drv = *drv;
   s->limit = cfg->gpu_limit;

@@ -21,40 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/drv.h"
 #include "core/options.h"
 
 typedef struct lms__stable lms__stable_t;
 
-/* The driver calls the allocator makes; every one returns a CUresult
- * (0 success, 2 out of memory).  Streams are CUstream, passed opaquely. */
-typedef struct lms__stable_driver {
-  /* Makes `device`'s primary context current on this thread if none is:
-   * frameworks call the allocator from threads of their own (PyTorch's
-   * autograd workers) on which the runtime never made one current. */
-  int (*bind)(int device);
-  int (*mem_alloc)(uint64_t *ptr, size_t size);
-  int (*mem_free)(uint64_t ptr);
-  int (*mem_alloc_managed)(uint64_t *ptr, size_t size);
-  /* Preferred location the host, accessed in place by `device`. */
-  int (*advise_host)(uint64_t ptr, size_t size, int device);
-  /* device < 0: to the host. */
-  int (*prefetch)(uint64_t ptr, size_t size, int device, void *stream);
-  int (*ctx_synchronize)(void);
-  /* The allocator's own streams (non-blocking) and events (no timing),
-   * for moves that overlap the program's kernels.  event_query: 0 when
-   * the work before the event is done. */
-  int (*stream_create)(void **stream);
-  int (*event_create)(void **ev);
-  int (*event_record)(void *ev, void *stream);
-  int (*stream_wait_event)(void *stream, void *ev);
-  int (*event_query)(void *ev);
-  /* The contents given up and the pages moved to `device` (< 0: the host)
-   * without copying them; not on the legacy NULL stream.  NULL when the
-   * driver lacks it (cuMemDiscardAndPrefetchBatchAsync, CUDA 12.8). */
-  int (*discard)(uint64_t ptr, size_t size, int device, void *stream);
-  int (*mem_get_info)(size_t *free_bytes, size_t *total);
-  const char *(*error_name)(int res);
-} lms__stable_driver_t;
+
 
 typedef struct lms__stable_cfg {
   uint64_t gpu_limit;  /* 0: the device's own memory */
@@ -108,8 +80,10 @@ typedef struct lms__stable_stats {
 #undef LMS__STABLE_STAT_FIELD_
 } lms__stable_stats_t;
 
-int lms__stable_create(const lms__stable_cfg_t *cfg,
-                       const lms__stable_driver_t *drv, lms__stable_t **out);
+/* -1 with err set when the driver table is of another version (core/drv.h)
+ * or memory runs out. */
+int lms__stable_create(const lms__stable_cfg_t *cfg, const lms__drv_t *drv,
+                       lms__stable_t **out, char *err, size_t errlen);
 void lms__stable_destroy(lms__stable_t *st);
 
 /* NULL when size is 0 or nothing could serve it; then *err (if given)
@@ -134,8 +108,8 @@ void lms__stable_stats(lms__stable_t *st, lms__stable_stats_t *out);
 size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
                               size_t cap);
 
-/* The driver in libcuda.so.1, or an error naming what is missing. */
-int lms__stable_driver_load(lms__stable_driver_t *out, char *err,
-                            size_t errlen);
+/* The driver in libcuda.so.1 (core/drv.h), or an error naming what is
+ * missing. */
+int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen);
 
 #endif

@@ -43,15 +43,11 @@ static void start(void) {
       .window = o->v.prefetch_window,
   };
   lms_options_destroy(o);
-  lms__stable_driver_t drv;
+  lms__drv_t drv;
   char err[256];
-  if (lms__stable_driver_load(&drv, err, sizeof err) != 0) {
+  if (lms__stable_driver_load(&drv, err, sizeof err) != 0 ||
+      lms__stable_create(&cfg, &drv, &g_st, err, sizeof err) != 0)
     snprintf(g_init_error, sizeof g_init_error, "lms: %s", err);
-    return;
-  }
-  if (lms__stable_create(&cfg, &drv, &g_st) != 0)
-    snprintf(g_init_error, sizeof g_init_error,
-             "lms: out of memory creating the allocator");
 }
 
 LMS_API int lms_torch_init(void) {
