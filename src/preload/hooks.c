@@ -107,7 +107,7 @@ static CUresult alloc_managed(CUdeviceptr *dptr, size_t size,
     return (CUresult)r;
   }
   advise(*dptr, size);
-  if (lms__ledger_add(*dptr, size, LMS__PLACE_MANAGED) != 0)
+  if (lms__ledger_add(*dptr, size, LMS__PLACE_MANAGED) != LMS_OK)
     LMS_LOG(WARN, HOOK, "ledger full: managed 0x%llx is not tracked",
             (unsigned long long)*dptr);
   LMS_LOG(INFO, HOOK, "%zu bytes at 0x%llx served from managed memory (%s)",
@@ -154,7 +154,7 @@ static CUresult place(CUdeviceptr *dptr, size_t size, device_alloc_t fn,
     lms__ledger_unreserve(size);
     return r;
   }
-  if (lms__ledger_add(*dptr, size, LMS__PLACE_DEVICE) != 0)
+  if (lms__ledger_add(*dptr, size, LMS__PLACE_DEVICE) != LMS_OK)
     LMS_LOG(WARN, HOOK, "ledger full: 0x%llx is not tracked",
             (unsigned long long)*dptr);
   return CUDA_SUCCESS;
@@ -220,7 +220,7 @@ LMS__PRELOAD_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr,
   size_t real_size = *pPitch * height;
   lms__ledger_unreserve(size);
   lms__ledger_reserve(real_size, 0, -1, 0.0, 0); /* no limit: always fits */
-  if (lms__ledger_add(*dptr, real_size, LMS__PLACE_DEVICE) != 0)
+  if (lms__ledger_add(*dptr, real_size, LMS__PLACE_DEVICE) != LMS_OK)
     LMS_LOG(WARN, HOOK, "ledger full: 0x%llx is not tracked",
             (unsigned long long)*dptr);
   return CUDA_SUCCESS;
@@ -367,7 +367,7 @@ LMS__PRELOAD_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr,
   if (real == NULL) return CUDA_ERROR_NOT_INITIALIZED;
   CUresult r = real(dptr, bytesize, flags);
   if (r == CUDA_SUCCESS &&
-      lms__ledger_add(*dptr, bytesize, LMS__PLACE_APP_MANAGED) != 0)
+      lms__ledger_add(*dptr, bytesize, LMS__PLACE_APP_MANAGED) != LMS_OK)
     LMS_LOG(WARN, HOOK, "ledger full: managed 0x%llx is not tracked",
             (unsigned long long)*dptr);
   return r;

@@ -104,12 +104,13 @@ static void count_out(uint64_t size, lms__place_t place) {
   }
 }
 
-int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place) {
+lms_status_t lms__ledger_add(uint64_t ptr, uint64_t size,
+                             lms__place_t place) {
   pthread_mutex_lock(&g_lock);
   count_in(size, place);
-  int rc = -1;
+  lms_status_t rc = ptr == 0 ? LMS_ERR_INVALID : LMS_ERR_HOST_OOM;
   if (ptr != 0 && put(ptr, size, place) == 0) {
-    rc = 0;
+    rc = LMS_OK;
   } else {
     /* Untracked: it will be freed as unknown, so take it out again. */
     count_out(size, place);
@@ -155,13 +156,13 @@ lms__place_t lms__ledger_lookup(uint64_t ptr) {
   return place;
 }
 
-int lms__ledger_managed_size(uint64_t ptr, uint64_t *size) {
+lms_status_t lms__ledger_managed_size(uint64_t ptr, uint64_t *size) {
   pthread_mutex_lock(&g_lock);
   const entry_t *s = ledger_map_find(&g_map, ptr);
   int ok = s != NULL && s->place == LMS__PLACE_MANAGED;
   if (ok) *size = s->size;
   pthread_mutex_unlock(&g_lock);
-  return ok ? 0 : -1;
+  return ok ? LMS_OK : LMS_ERR_INVALID;
 }
 
 void lms__ledger_note_oom_fallback(void) {

@@ -145,7 +145,7 @@ static int plan_one(uint64_t ptr, uint64_t need, uint64_t now,
     return 1;
   }
   uint64_t size = 0;
-  if (lms__ledger_managed_size(ptr, &size) != 0 || size == 0) return 1;
+  if (lms__ledger_managed_size(ptr, &size) != LMS_OK || size == 0) return 1;
   const lms__preload_cfg_t *c = &lms__preload_cfg;
   uint64_t cap = cap_bytes();
   if (size > cap || g_nres == MAX_RESIDENT) {

@@ -174,17 +174,18 @@ int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
                         double lms_frac, uint64_t capacity);
 void lms__ledger_unreserve(uint64_t size);
 /* Records an allocation.  For LMS__PLACE_DEVICE the bytes were reserved
- * already.  Returns 0, or -1 when the ledger cannot grow (the allocation
- * is then not tracked). */
-int lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place);
+ * already.  LMS_ERR_HOST_OOM when the ledger cannot grow, LMS_ERR_INVALID
+ * for a null ptr (the allocation is then not tracked). */
+lms_status_t lms__ledger_add(uint64_t ptr, uint64_t size, lms__place_t place);
 /* Takes ptr out of the ledger; its placement (NONE when unknown) and size
  * are returned. */
 lms__place_t lms__ledger_remove(uint64_t ptr, uint64_t *size);
 /* Puts back what lms__ledger_remove took, when the real free failed. */
 void lms__ledger_restore(uint64_t ptr, uint64_t size, lms__place_t place);
 lms__place_t lms__ledger_lookup(uint64_t ptr);
-/* 0 and *size when ptr starts one of our managed allocations; -1 else. */
-int lms__ledger_managed_size(uint64_t ptr, uint64_t *size);
+/* LMS_OK and *size when ptr starts one of our managed allocations;
+ * LMS_ERR_INVALID else. */
+lms_status_t lms__ledger_managed_size(uint64_t ptr, uint64_t *size);
 void lms__ledger_note_oom_fallback(void);
 void lms__ledger_note_unknown_free(void);
 void lms__ledger_note_launch(unsigned ptrs, unsigned managed);

@@ -169,16 +169,17 @@ static const char *d_errname(int res) {
     if ((var) == NULL) {                                                      \
       snprintf(err, errlen, "the CUDA driver (libcuda.so.1) lacks %s; "      \
                "a driver for CUDA 12.2 or newer is needed", name);            \
-      return -1;                                                              \
+      return LMS_ERR_UNSUPPORTED;                                             \
     }                                                                         \
   } while (0)
 
-int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen) {
+lms_status_t lms__stable_driver_load(lms__drv_t *out, char *err,
+                                     size_t errlen) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (h == NULL) {
     snprintf(err, errlen, "cannot load the CUDA driver libcuda.so.1: %s",
              dlerror());
-    return -1;
+    return LMS_ERR_UNSUPPORTED;
   }
   LOOK(p_init, "cuInit");
   LOOK(p_alloc, "cuMemAlloc_v2");
@@ -205,7 +206,7 @@ int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen) {
   CUresult r = p_init(0);
   if (r != CUDA_SUCCESS) {
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
-    return -1;
+    return LMS_ERR_DEVICE;
   }
   *out = (lms__drv_t){.version = LMS__DRV_VERSION};
   out->bind = d_bind;
@@ -225,5 +226,5 @@ int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen) {
   out->current_device = d_current_device;
   out->stream_is_capturing = d_capturing;
   out->error_name = d_errname;
-  return 0;
+  return LMS_OK;
 }

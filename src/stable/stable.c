@@ -754,8 +754,8 @@ void *lms__stable_malloc(lms__stable_t *s, size_t size, int device,
   return b == NULL ? NULL : (void *)(uintptr_t)b->ptr;
 }
 
-int lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
-  if (ptr == NULL) return 0;
+lms_status_t lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
+  if (ptr == NULL) return LMS_OK;
   pthread_mutex_lock(&s->lock);
   block_t **slot = find_slot(s, (uint64_t)(uintptr_t)ptr);
   if (slot == NULL || !(*slot)->live) {
@@ -763,7 +763,7 @@ int lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
     pthread_mutex_unlock(&s->lock);
     LMS_LOG(ERROR, ALLOC, "free of %p, which this allocator did not hand "
             "out or which was already freed", ptr);
-    return -1;
+    return LMS_ERR_INVALID;
   }
   block_t *b = *slot;
   b->live = 0;
@@ -781,7 +781,7 @@ int lms__stable_free(lms__stable_t *s, void *ptr, void *stream) {
   if (b->kind == KIND_DEVICE) s->cached_device += b->size;
   s->st.frees++;
   pthread_mutex_unlock(&s->lock);
-  return 0;
+  return LMS_OK;
 }
 
 /* Note [Prefetch hints and the reserve]
@@ -873,13 +873,14 @@ size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
   return len;
 }
 
-int lms__stable_create(const lms__stable_cfg_t *cfg, const lms__drv_t *drv,
-                       lms__stable_t **out, char *err, size_t errlen) {
-  if (lms__drv_check(drv, err, errlen) != 0) return -1;
+lms_status_t lms__stable_create(const lms__stable_cfg_t *cfg,
+                                const lms__drv_t *drv, lms__stable_t **out,
+                                char *err, size_t errlen) {
+  if (lms__drv_check(drv, err, errlen) != 0) return LMS_ERR_INVALID;
   lms__stable_t *s = calloc(1, sizeof *s);
   if (s == NULL) {
     snprintf(err, errlen, "out of memory creating the allocator");
-    return -1;
+    return LMS_ERR_HOST_OOM;
   }
   s->cfg = *cfg;
   s->drv = *drv;
@@ -898,7 +899,7 @@ int lms__stable_create(const lms__stable_cfg_t *cfg, const lms__drv_t *drv,
   }
   pthread_mutex_init(&s->lock, NULL);
   *out = s;
-  return 0;
+  return LMS_OK;
 }
 
 void lms__stable_destroy(lms__stable_t *s) {

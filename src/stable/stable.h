@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/drv.h"
+#include "core/status.h"
 #include "core/options.h"
 
 typedef struct lms__stable lms__stable_t;
@@ -80,18 +81,19 @@ typedef struct lms__stable_stats {
 #undef LMS__STABLE_STAT_FIELD_
 } lms__stable_stats_t;
 
-/* -1 with err set when the driver table is of another version (core/drv.h)
- * or memory runs out. */
-int lms__stable_create(const lms__stable_cfg_t *cfg, const lms__drv_t *drv,
-                       lms__stable_t **out, char *err, size_t errlen);
+/* LMS_ERR_INVALID with err set when the driver table is of another
+ * version (core/drv.h); LMS_ERR_HOST_OOM when memory runs out. */
+lms_status_t lms__stable_create(const lms__stable_cfg_t *cfg,
+                                const lms__drv_t *drv, lms__stable_t **out,
+                                char *err, size_t errlen);
 void lms__stable_destroy(lms__stable_t *st);
 
 /* NULL when size is 0 or nothing could serve it; then *err (if given)
  * says why. */
 void *lms__stable_malloc(lms__stable_t *st, size_t size, int device,
                          void *stream, const char **err);
-/* -1 when ptr is not a live block of this allocator. */
-int lms__stable_free(lms__stable_t *st, void *ptr, void *stream);
+/* LMS_ERR_INVALID when ptr is not a live block of this allocator. */
+lms_status_t lms__stable_free(lms__stable_t *st, void *ptr, void *stream);
 
 /* Moves the managed blocks among ptrs to the device ahead of use, on
  * `stream`, evicting the least recently hinted managed blocks outside this
@@ -108,8 +110,9 @@ void lms__stable_stats(lms__stable_t *st, lms__stable_stats_t *out);
 size_t lms__stable_stats_json(const lms__stable_stats_t *s, char *buf,
                               size_t cap);
 
-/* The driver in libcuda.so.1 (core/drv.h), or an error naming what is
- * missing. */
-int lms__stable_driver_load(lms__drv_t *out, char *err, size_t errlen);
+/* The driver in libcuda.so.1 (core/drv.h); LMS_ERR_UNSUPPORTED with err
+ * naming what is missing, or LMS_ERR_DEVICE when cuInit fails. */
+lms_status_t lms__stable_driver_load(lms__drv_t *out, char *err,
+                                     size_t errlen);
 
 #endif

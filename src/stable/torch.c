@@ -45,8 +45,8 @@ static void start(void) {
   lms_options_destroy(o);
   lms__drv_t drv;
   char err[256];
-  if (lms__stable_driver_load(&drv, err, sizeof err) != 0 ||
-      lms__stable_create(&cfg, &drv, &g_st, err, sizeof err) != 0)
+  if (lms__stable_driver_load(&drv, err, sizeof err) != LMS_OK ||
+      lms__stable_create(&cfg, &drv, &g_st, err, sizeof err) != LMS_OK)
     snprintf(g_init_error, sizeof g_init_error, "lms: %s", err);
 }
 
@@ -94,7 +94,7 @@ LMS_API void lms_torch_free(void *ptr, ssize_t size, int device,
                             cudaStream_t stream) {
   (void)size, (void)device;
   if (ptr == NULL || g_st == NULL) return;
-  if (lms__stable_free(g_st, ptr, stream) != 0)
+  if (lms__stable_free(g_st, ptr, stream) != LMS_OK)
     set_error("lms: free of a pointer this allocator did not hand out");
 }
 
