@@ -80,19 +80,17 @@ static uint64_t rng(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-/* The tier and the order inside it, written from the note as a sort key:
- * smaller first. */
+/* The tier and the order inside it, written from the note as one number,
+ * smaller first (uses here are below 100, or never). */
 typedef struct keyed {
-  int tier;
-  uint64_t key;
+  uint64_t rank;
   int at;
 } keyed_t;
 
-static int by_key(const void *a, const void *b) {
+static int by_rank(const void *a, const void *b) {
   const keyed_t *x = a, *y = b;
-  if (x->tier != y->tier) return x->tier < y->tier ? -1 : 1;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return x->at < y->at ? -1 : x->at > y->at;
+  int r = (x->rank > y->rank) - (x->rank < y->rank);
+  return r != 0 ? r : x->at - y->at;
 }
 
 Test(victim, a_walk_takes_what_the_sort_puts_first) {
@@ -118,12 +116,11 @@ Test(victim, a_walk_takes_what_the_sort_puts_first) {
                                                 : 2;
       cr_assert(eq(int, lms__victim_tier(&q, &c[i]), tier));
       if (tier < 0) continue;
-      uint64_t key = tier == 0   ? 0
-                     : tier == 1 ? c[i].next_use
-                                 : UINT64_MAX - c[i].next_use;
-      order[m++] = (keyed_t){tier, key, i};
+      uint64_t use = c[i].next_use == NEVER ? 100 : c[i].next_use;
+      uint64_t within = tier == 0 ? 0 : tier == 1 ? use : 100 - use;
+      order[m++] = (keyed_t){(uint64_t)tier * 1000 + within, i};
     }
-    qsort(order, (size_t)m, sizeof order[0], by_key);
+    qsort(order, (size_t)m, sizeof order[0], by_rank);
     int want = m > 0 ? order[0].at : -1;
     int got = walk(&q, c, n);
     cr_assert(eq(int, got, want), "case %d", k);

@@ -20,11 +20,7 @@ endif()
 file(GLOB LMS_PRELOAD_SOURCES CONFIGURE_DEPENDS
   ${CMAKE_CURRENT_LIST_DIR}/*.c)
 add_library(lms_preload SHARED ${LMS_PRELOAD_SOURCES}
-  ${CMAKE_SOURCE_DIR}/src/core/period.c ${CMAKE_SOURCE_DIR}/src/core/placement.c
-  ${CMAKE_SOURCE_DIR}/src/core/victim.c
-  ${CMAKE_SOURCE_DIR}/src/core/options.c ${CMAKE_SOURCE_DIR}/src/core/log.c
-  ${CMAKE_SOURCE_DIR}/src/core/rank.c
-  ${CMAKE_SOURCE_DIR}/src/core/link.c ${CMAKE_SOURCE_DIR}/src/core/status.c)
+  ${LMS_FRONTEND_CORE_SOURCES})
 set_target_properties(lms_preload PROPERTIES OUTPUT_NAME lms_preload
   LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/preload.map)
 target_include_directories(lms_preload PRIVATE

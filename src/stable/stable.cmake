@@ -14,11 +14,7 @@ target_sources(lms_obj PRIVATE ${LMS_STABLE_SOURCES})
 target_include_directories(lms_obj SYSTEM PRIVATE ${LMS_CUDA_H_DIR})
 
 add_library(lms_torch SHARED ${LMS_STABLE_SOURCES}
-  ${CMAKE_SOURCE_DIR}/src/core/period.c ${CMAKE_SOURCE_DIR}/src/core/placement.c
-  ${CMAKE_SOURCE_DIR}/src/core/victim.c
-  ${CMAKE_SOURCE_DIR}/src/core/options.c ${CMAKE_SOURCE_DIR}/src/core/log.c
-  ${CMAKE_SOURCE_DIR}/src/core/rank.c
-  ${CMAKE_SOURCE_DIR}/src/core/link.c ${CMAKE_SOURCE_DIR}/src/core/status.c)
+  ${LMS_FRONTEND_CORE_SOURCES})
 target_include_directories(lms_torch PRIVATE
   ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src)
 target_include_directories(lms_torch SYSTEM PRIVATE ${LMS_CUDA_H_DIR})
