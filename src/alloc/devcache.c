@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "core/budget.h"
 #include "core/log.h"
 #include "core/stats.h"
 
@@ -473,9 +474,9 @@ static lms_status_t grow(lms__devcache_t *dc, size_t size) {
                    ? (gran > size ? gran : round_up(size, LMS__BLOCK_ROUND))
                : dc->paged ? round_up(size, LMS__BLOCK_ROUND)
                            : round_up(size, gran);
-  uint64_t room = dc->limit - reserved(dc); /* reserved <= limit always */
-  if (seg > room) seg = size;
-  if (seg > room) return LMS_ERR_DEVICE_OOM;
+  if (!lms__budget_fits(reserved(dc), seg, dc->limit, 0)) seg = size;
+  if (!lms__budget_fits(reserved(dc), seg, dc->limit, 0))
+    return LMS_ERR_DEVICE_OOM;
   lms__segment_t *s = calloc(1, sizeof *s);
   lms__block_t *b = calloc(1, sizeof *b);
   if (s == NULL || b == NULL) {
@@ -798,7 +799,7 @@ static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
     }
   }
   while (b == NULL) {
-    if (dc->limit - reserved(dc) >= want) {
+    if (lms__budget_fits(reserved(dc), want, dc->limit, 0)) {
       lms_status_t st = grow(dc, want);
       if (st != LMS_OK) return st;
       b = dc->segments->first; /* grow puts the new segment first */

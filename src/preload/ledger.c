@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/budget.h"
 #include "core/map.h"
 #include "core/placement.h"
 #include "preload/preload.h"
@@ -54,14 +55,13 @@ static int put(uint64_t ptr, uint64_t size, lms__place_t place) {
 int lms__ledger_reserve(uint64_t size, uint64_t limit, int64_t lms_kb,
                         double lms_frac, uint64_t capacity) {
   pthread_mutex_lock(&g_lock);
-  uint64_t demand = g_st.device_bytes + size;
-  int fits = limit == 0 || (demand >= size && demand <= limit);
+  int fits = lms__budget_fits(g_st.device_bytes, size, limit, 0);
   /* The one placement rule (core/placement.h). */
   lms__placement_t p = {.lms_kb = lms_kb, .frac = lms_frac,
                         .capacity = capacity};
   if (fits && capacity > 0 && lms__place_on_host(&p, size, g_st.device_bytes))
     fits = 0;
-  if (fits) g_st.device_bytes = demand; /* the peak moves once it is real */
+  if (fits) g_st.device_bytes += size; /* the peak moves once it is real */
   pthread_mutex_unlock(&g_lock);
   return fits;
 }

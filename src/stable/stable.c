@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/budget.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "core/period.h"
@@ -149,7 +150,8 @@ static void note_peak(lms__stable_t *s) {
 }
 
 static int room_for(lms__stable_t *s, uint64_t need) {
-  return s->st.device_held + s->st.resident + need <= s->limit;
+  return lms__budget_fits(s->st.device_held + s->st.resident, need,
+                          s->limit, 0);
 }
 
 static void set_resident(lms__stable_t *s, block_t *b) {
@@ -632,9 +634,8 @@ static int wants_host(lms__stable_t *s, uint64_t size) {
 }
 
 static int device_fits(lms__stable_t *s, uint64_t size) {
-  uint64_t cap = s->limit - s->reserve;
-  return s->st.device_held + s->st.resident + size <= cap &&
-         s->st.device_held + size >= size;
+  return lms__budget_fits(s->st.device_held + s->st.resident, size,
+                          s->limit, s->reserve);
 }
 
 static block_t *alloc_device(lms__stable_t *s, uint64_t size, unsigned cls,
