@@ -277,27 +277,27 @@ static int ready_free(const lms__block_t *b) {
   return b != NULL && !b->allocated && !b->pending;
 }
 
+/* Block a takes in its next neighbour n, which goes. */
+static void absorb_next(lms__devcache_t *dc, lms__block_t *a) {
+  lms__block_t *n = a->next;
+  a->size += n->size;
+  a->next = n->next;
+  if (n->next) n->next->prev = a;
+  seg_blocks(dc, n->seg, -1);
+  free(n);
+}
+
 /* Merges the free ready block b (not in the tree) with free ready
  * neighbours and inserts the result into the free tree. */
 static void coalesce_insert(lms__devcache_t *dc, lms__block_t *b) {
   if (ready_free(b->prev)) {
-    lms__block_t *p = b->prev;
-    free_remove(dc, p);
-    p->size += b->size;
-    p->next = b->next;
-    if (b->next) b->next->prev = p;
-    seg_blocks(dc, b->seg, -1);
-    free(b);
-    b = p;
+    b = b->prev;
+    free_remove(dc, b);
+    absorb_next(dc, b);
   }
   if (ready_free(b->next)) {
-    lms__block_t *n = b->next;
-    free_remove(dc, n);
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next) n->next->prev = b;
-    seg_blocks(dc, n->seg, -1);
-    free(n);
+    free_remove(dc, b->next);
+    absorb_next(dc, b);
   }
   free_insert(dc, b);
 }
@@ -650,14 +650,7 @@ static lms__block_t *claim_run(lms__devcache_t *dc, size_t size, void *stream,
     }
     b->stream = NULL;
   }
-  while (best->next != stop) {
-    lms__block_t *n = best->next;
-    best->size += n->size;
-    best->next = n->next;
-    if (n->next) n->next->prev = best;
-    seg_blocks(dc, n->seg, -1);
-    free(n);
-  }
+  while (best->next != stop) absorb_next(dc, best);
   free_insert(dc, best);
   return best;
 }

@@ -72,19 +72,21 @@ void lms__ledger_unreserve(uint64_t size) {
   pthread_mutex_unlock(&g_lock);
 }
 
+static void peak(uint64_t now, uint64_t *at_most) {
+  if (now > *at_most) *at_most = now;
+}
+
 static void count_in(uint64_t size, lms__place_t place) {
   g_st.allocs++;
   switch (place) {
   case LMS__PLACE_DEVICE:
     g_st.device_allocs++; /* the bytes were reserved */
-    if (g_st.device_bytes > g_st.device_peak)
-      g_st.device_peak = g_st.device_bytes;
+    peak(g_st.device_bytes, &g_st.device_peak);
     break;
   case LMS__PLACE_MANAGED:
     g_st.managed_allocs++;
     g_st.managed_bytes += size;
-    if (g_st.managed_bytes > g_st.managed_peak)
-      g_st.managed_peak = g_st.managed_bytes;
+    peak(g_st.managed_bytes, &g_st.managed_peak);
     break;
   case LMS__PLACE_APP_MANAGED:
     g_st.app_managed_allocs++;

@@ -599,20 +599,25 @@ static void learn(lms__stable_t *s, block_t *b, int is_free) {
 
 /* ---- Allocation ----------------------------------------------------------- */
 
+/* The record of the driver's new block at ptr; with no host memory for
+ * it, ptr goes back to the driver and the answer is NULL. */
 static block_t *new_block(lms__stable_t *s, uint64_t ptr, uint64_t size,
                           unsigned cls, int kind, int device) {
   block_t *b = calloc(1, sizeof *b);
-  if (b == NULL) return NULL;
-  b->ptr = ptr;
-  b->size = size;
-  b->cls = cls;
-  b->kind = kind;
-  b->device = device;
-  if (add_block(s, b) != 0) {
+  if (b != NULL) {
+    b->ptr = ptr;
+    b->size = size;
+    b->cls = cls;
+    b->kind = kind;
+    b->device = device;
+    if (add_block(s, b) == 0) {
+      s->st.driver_allocs++;
+      return b;
+    }
     free(b);
-    return NULL;
   }
-  return b;
+  s->drv.mem_free(ptr);
+  return NULL;
 }
 
 /* Note [Placement of a stable block]
@@ -657,11 +662,7 @@ static block_t *alloc_device(lms__stable_t *s, uint64_t size, unsigned cls,
     return NULL;
   }
   block_t *b = new_block(s, ptr, size, cls, KIND_DEVICE, device);
-  if (b == NULL) {
-    s->drv.mem_free(ptr);
-    return NULL;
-  }
-  s->st.driver_allocs++;
+  if (b == NULL) return NULL;
   s->st.device_held += size;
   note_peak(s);
   return b;
@@ -684,11 +685,9 @@ static block_t *alloc_managed(lms__stable_t *s, uint64_t size, unsigned cls,
             s->drv.error_name(res));
   block_t *b = new_block(s, ptr, size, cls, KIND_MANAGED, device);
   if (b == NULL) {
-    s->drv.mem_free(ptr);
     *err = "out of host memory for the allocator's own records";
     return NULL;
   }
-  s->st.driver_allocs++;
   s->st.managed_held += size;
   return b;
 }

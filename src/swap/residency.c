@@ -649,8 +649,31 @@ static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
   if (s->on_change != NULL) s->on_change(s->next_use_arg, c);
 }
 
-/* Writes c home if dirty, then gives up its block.  c is resident,
- * host-homed and unpinned. */
+/* Marks the copy just enqueued on `stream` with *ev (from the pool if c has
+ * none yet): *pending 1.  Without an event the copy is waited for here
+ * (*pending 0); if even that fails, the copy's fate is unknown, *pending
+ * is left as it was and the stream's failure is returned.  `what`:
+ * "write-back" or "swap-in". */
+static lms_status_t mark_copy(lms__swap_t *s, void **ev, void *stream,
+                              const char *what, int *pending) {
+  lms_dev_t *d = s->dev;
+  char why[64];
+  if (*ev == NULL && lms__evpool_get(&s->events, ev) != LMS_OK) *ev = NULL;
+  if (*ev != NULL && d->ops->event_record(d, *ev, stream) == LMS_OK) {
+    *pending = 1;
+    return LMS_OK;
+  }
+  snprintf(why, sizeof why, "event_record after %s", what);
+  device_error(s, LMS_ERR_DEVICE, why);
+  lms_status_t st = d->ops->stream_sync(d, stream);
+  if (st == LMS_OK) {
+    *pending = 0;
+    return LMS_OK;
+  }
+  snprintf(why, sizeof why, "stream_sync after %s", what);
+  return device_error(s, st, why);
+}
+
 /* Copies c's device copy to its home on the device-to-host stream, after
  * every use, and marks it clean.  c stays resident.  On failure c stays
  * dirty and its device copy intact (Note [Failure leaves things as they
@@ -664,23 +687,13 @@ static lms_status_t write_home(lms__swap_t *s, lms_chunk_t *c) {
   }
   st = d->ops->copy_d2h(d, c->home, c->dptr, c->size, s->d2h);
   if (st != LMS_OK) return device_error(s, st, "copy_d2h (write-back)");
-  if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
-    c->home_ev = NULL;
-  if (c->home_ev != NULL && d->ops->event_record(d, c->home_ev, s->d2h) == LMS_OK) {
-    c->home_pending = 1;
-  } else {
-    /* Without an event, wait for the copy here.  If even that fails the
-     * copy's fate is unknown: keep the chunk resident and dirty. */
-    device_error(s, LMS_ERR_DEVICE, "event_record after write-back");
-    st = d->ops->stream_sync(d, s->d2h);
-    if (st != LMS_OK) {
-      /* The copy is queued and may still run: remember that, so the
-       * block and the home are not reused before the d2h stream's
-       * work is known to be done. */
-      c->home_unknown = 1;
-      return device_error(s, st, "stream_sync after write-back");
-    }
-    c->home_pending = 0;
+  st = mark_copy(s, &c->home_ev, s->d2h, "write-back", &c->home_pending);
+  if (st != LMS_OK) {
+    /* The copy is queued and may still run: remember that, so the block
+     * and the home are not reused before the d2h stream's work is known
+     * to be done; the chunk stays resident and dirty. */
+    c->home_unknown = 1;
+    return st;
   }
   c->home_unknown = 0; /* later d2h work orders after any earlier copy */
   set_clean(s, c);
@@ -745,17 +758,10 @@ static lms_status_t swap_in_to(lms__swap_t *s, lms_chunk_t *c, void *block,
     return device_error(s, st, "copy_h2d (swap-in)");
   }
   c->ready_pending = 0;
-  if (c->ready_ev == NULL && lms__evpool_get(&s->events, &c->ready_ev) != LMS_OK)
-    c->ready_ev = NULL;
-  if (c->ready_ev != NULL && d->ops->event_record(d, c->ready_ev, s->h2d) == LMS_OK) {
-    c->ready_pending = 1;
-  } else {
-    device_error(s, LMS_ERR_DEVICE, "event_record after swap-in");
-    st = d->ops->stream_sync(d, s->h2d);
-    if (st != LMS_OK) {
-      lms__devcache_free(&s->cache, block, s->h2d);
-      return device_error(s, st, "stream_sync after swap-in");
-    }
+  st = mark_copy(s, &c->ready_ev, s->h2d, "swap-in", &c->ready_pending);
+  if (st != LMS_OK) {
+    lms__devcache_free(&s->cache, block, s->h2d);
+    return st;
   }
   c->dptr = block;
   lms__devcache_set_owner(&s->cache, block, c);
