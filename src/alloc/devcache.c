@@ -35,6 +35,7 @@
 
 #include "alloc/alloc.h"
 #include "core/budget.h"
+#include "core/dlist.h"
 #include "core/log.h"
 #include "core/stats.h"
 
@@ -183,35 +184,19 @@ static void pending_push(lms__devcache_t *dc, lms__block_t *b) {
   if (i >= 0) {
     struct lms__pending_stream *ps = &dc->pending_streams[i];
     ps->n++;
-    b->sprev = NULL;
-    b->snext = ps->newest;
-    if (ps->newest) ps->newest->sprev = b;
-    else ps->oldest = b;
-    ps->newest = b;
+    LMS__DLIST_PUSH_FRONT(ps->newest, ps->oldest, b, sprev, snext);
   }
-  b->pprev = NULL;
-  b->pnext = dc->pending;
-  if (dc->pending) dc->pending->pprev = b;
-  else dc->pending_tail = b;
-  dc->pending = b;
+  LMS__DLIST_PUSH_FRONT(dc->pending, dc->pending_tail, b, pprev, pnext);
 }
 
 static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
   if (b->slot > 0) {
     struct lms__pending_stream *ps = &dc->pending_streams[b->slot - 1];
     ps->n--;
-    if (b->sprev) b->sprev->snext = b->snext;
-    else ps->newest = b->snext;
-    if (b->snext) b->snext->sprev = b->sprev;
-    else ps->oldest = b->sprev;
-    b->sprev = b->snext = NULL;
+    LMS__DLIST_UNLINK(ps->newest, ps->oldest, b, sprev, snext);
     b->slot = 0;
   }
-  if (b->pprev) b->pprev->pnext = b->pnext;
-  else dc->pending = b->pnext;
-  if (b->pnext) b->pnext->pprev = b->pprev;
-  else dc->pending_tail = b->pprev;
-  b->pprev = b->pnext = NULL;
+  LMS__DLIST_UNLINK(dc->pending, dc->pending_tail, b, pprev, pnext);
 }
 
 /* ---- Blocks -------------------------------------------------------------- */
@@ -1000,16 +985,20 @@ lms_status_t lms__devcache_sync(lms__devcache_t *dc) {
   return result;
 }
 
+/* A segment that is one free ready block: nothing in it, nothing pending. */
+static int unused(const lms__segment_t *s) {
+  return s->used == 0 && s->first->next == NULL && ready_free(s->first);
+}
+
 lms_status_t lms__devcache_release_unused(lms__devcache_t *dc) {
-  lms_status_t result = LMS_OK;
-  lms__segment_t *next;
-  for (lms__segment_t *s = dc->segments; s != NULL; s = next) {
-    next = s->next;
-    lms__block_t *b = s->first;
-    if (s->used != 0 || b->next != NULL || !ready_free(b)) continue;
-    if (release_segment(dc, b, NULL) != LMS_OK) result = LMS_ERR_DEVICE;
+  int failed = 0;
+  lms__segment_t *s = dc->segments;
+  while (s != NULL) {
+    lms__segment_t *sg = s;
+    s = s->next; /* sg may be freed */
+    if (unused(sg)) failed |= release_segment(dc, sg->first, NULL) != LMS_OK;
   }
-  return result;
+  return failed ? LMS_ERR_DEVICE : LMS_OK;
 }
 
 double lms__devcache_fragmentation(const lms__devcache_t *dc) {

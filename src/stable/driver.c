@@ -208,23 +208,15 @@ lms_status_t lms__stable_driver_load(lms__drv_t *out, char *err,
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
     return LMS_ERR_DEVICE;
   }
-  *out = (lms__drv_t){.version = LMS__DRV_VERSION};
-  out->bind = d_bind;
-  out->mem_alloc = d_alloc;
-  out->mem_free = d_free;
-  out->mem_alloc_managed = d_managed;
-  out->advise_host = d_advise_host;
-  out->prefetch = d_prefetch;
-  out->ctx_synchronize = d_sync;
-  out->stream_create = d_stream_create;
-  out->event_create = d_event_create;
-  out->event_record = d_event_record;
-  out->stream_wait_event = d_wait_event;
-  out->event_query = d_event_query;
-  out->discard = p_discard != NULL ? d_discard : NULL;
-  out->mem_get_info = d_info;
-  out->current_device = d_current_device;
-  out->stream_is_capturing = d_capturing;
-  out->error_name = d_errname;
+  *out = (lms__drv_t){
+      .version = LMS__DRV_VERSION, .bind = d_bind, .mem_alloc = d_alloc,
+      .mem_free = d_free, .mem_alloc_managed = d_managed,
+      .advise_host = d_advise_host, .prefetch = d_prefetch,
+      .ctx_synchronize = d_sync, .stream_create = d_stream_create,
+      .event_create = d_event_create, .event_record = d_event_record,
+      .stream_wait_event = d_wait_event, .event_query = d_event_query,
+      .discard = p_discard != NULL ? d_discard : NULL,
+      .mem_get_info = d_info, .current_device = d_current_device,
+      .stream_is_capturing = d_capturing, .error_name = d_errname};
   return LMS_OK;
 }

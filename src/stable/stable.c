@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/budget.h"
+#include "core/dlist.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "core/period.h"
@@ -129,19 +130,11 @@ static void remove_block(lms__stable_t *s, block_t *b) {
 /* ---- Residency of managed blocks -------------------------------------- */
 
 static void lru_unlink(lms__stable_t *s, block_t *b) {
-  if (b->lru_prev) b->lru_prev->lru_next = b->lru_next;
-  else s->lru_head = b->lru_next;
-  if (b->lru_next) b->lru_next->lru_prev = b->lru_prev;
-  else s->lru_tail = b->lru_prev;
-  b->lru_prev = b->lru_next = NULL;
+  LMS__DLIST_UNLINK(s->lru_head, s->lru_tail, b, lru_prev, lru_next);
 }
 
 static void lru_push(lms__stable_t *s, block_t *b) {
-  b->lru_prev = s->lru_tail;
-  b->lru_next = NULL;
-  if (s->lru_tail) s->lru_tail->lru_next = b;
-  else s->lru_head = b;
-  s->lru_tail = b;
+  LMS__DLIST_PUSH_BACK(s->lru_head, s->lru_tail, b, lru_prev, lru_next);
 }
 
 static void note_peak(lms__stable_t *s) {

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dlist.h"
 #include "core/log.h"
 #include "core/stats.h"
 #include "core/victim.h"
@@ -163,11 +164,7 @@ void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c) {
 
 static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
   c->lru_tick = ++s->lru_ticks;
-  c->lru_next = NULL;
-  c->lru_prev = s->lru_tail;
-  if (s->lru_tail) s->lru_tail->lru_next = c;
-  else s->lru_head = c;
-  s->lru_tail = c;
+  LMS__DLIST_PUSH_BACK(s->lru_head, s->lru_tail, c, lru_prev, lru_next);
   c->in_lru = 1;
   if (c->seg_large) lms__avl_insert(&s->by_size, &c->size_node);
   index_put(s, c);
@@ -175,11 +172,7 @@ static void lru_push(lms__swap_t *s, lms_chunk_t *c) {
 
 static void lru_remove(lms__swap_t *s, lms_chunk_t *c) {
   if (!c->in_lru) return;
-  if (c->lru_prev) c->lru_prev->lru_next = c->lru_next;
-  else s->lru_head = c->lru_next;
-  if (c->lru_next) c->lru_next->lru_prev = c->lru_prev;
-  else s->lru_tail = c->lru_prev;
-  c->lru_prev = c->lru_next = NULL;
+  LMS__DLIST_UNLINK(s->lru_head, s->lru_tail, c, lru_prev, lru_next);
   c->in_lru = 0;
   if (c->seg_large) lms__avl_remove(&s->by_size, &c->size_node);
   index_drop(s, c);
@@ -1095,12 +1088,18 @@ lms_status_t lms__swap_query(lms__swap_t *s, lms_chunk_t *c) {
   return LMS_OK;
 }
 
+/* LMS_ERR_BUSY, saying why, while c is acquired: `call` needs it
+ * released. */
+static lms_status_t refuse_acquired(lms__swap_t *s, const lms_chunk_t *c,
+                                    const char *call) {
+  if (c->pins <= 0) return LMS_OK;
+  lms__errf(s->err, "%s: the chunk is still acquired %d time(s); release "
+            "it first", call, c->pins);
+  return LMS_ERR_BUSY;
+}
+
 lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
-  if (c->pins > 0) {
-    lms__errf(s->err, "lms_free: the chunk is still acquired %d time(s); "
-              "release it first", c->pins);
-    return LMS_ERR_BUSY;
-  }
+  LMS_CHECK(refuse_acquired(s, c, "lms_free"));
   if (c->dptr != NULL) {
     void *stream = NULL;
     lms_status_t st = drop_stream(s, c, &stream);
@@ -1387,11 +1386,7 @@ lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
  * for itself, not even from a declared schedule: a wrong guess would
  * change a chunk's bytes. */
 lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
-  if (c->pins > 0) {
-    lms__errf(s->err, "lms_discard: the chunk is acquired %d time(s); "
-                      "release it first", c->pins);
-    return LMS_ERR_BUSY;
-  }
+  LMS_CHECK(refuse_acquired(s, c, "lms_discard"));
   c->has_data = 0;
   set_clean(s, c);
   if (c->host_homed && c->dptr != NULL) return evict(s, c);
