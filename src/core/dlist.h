@@ -2,7 +2,9 @@
  * structs (a chunk's place in the LRU order, a pending block's in its
  * stream's queue): the links are fields of the element, named by the
  * caller, and the list is a head and a tail pointer.  Each macro is O(1)
- * and leaves an unlinked element's links NULL. */
+ * and leaves an unlinked element's links NULL.  The macros evaluate their
+ * arguments more than once: n must be a plain variable, never the head or
+ * tail expression itself (read it into a local first). */
 #ifndef LMS_CORE_DLIST_H
 #define LMS_CORE_DLIST_H
 

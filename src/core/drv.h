@@ -54,9 +54,11 @@ typedef struct lms__drv {
    * driver lacks it (cuMemDiscardAndPrefetchBatchAsync, CUDA 12.8). */
   int (*discard)(uint64_t ptr, size_t size, int device, void *stream);
   int (*mem_get_info)(size_t *free_bytes, size_t *total);
-  /* The device of the calling thread's current context. */
+  /* The device of the calling thread's current context.  NULL where the
+   * driver lacks it and the front end does not need it. */
   int (*current_device)(int *device);
-  /* *capturing: 1 while work on `stream` is captured into a graph. */
+  /* *capturing: 1 while work on `stream` is captured into a graph.  NULL
+   * as current_device. */
   int (*stream_is_capturing)(void *stream, int *capturing);
   const char *(*error_name)(int res);
 } lms__drv_t;

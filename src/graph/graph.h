@@ -190,6 +190,9 @@ typedef struct lms__plan_info {
  * every schedule, 3 the spread plan (Note [Ways to look ahead, measured]
  * in plan.c). */
 extern int lms__plan_force;
+/* For tests: nonzero makes every spread plan fail to build, as when host
+ * memory runs out. */
+extern int lms__plan_spread_fails;
 
 lms_status_t lms__plan_create(struct lms__swap *s, const struct lms__opts *o,
                               lms__plan_t **out);

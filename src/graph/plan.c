@@ -384,8 +384,10 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * for a program is measured, not guessed: from the first whole iteration
  * of a schedule the window looks ahead until two of its iterations in a
  * row, timed on the device clock between the starts of iterations, agree
- * within 1 % (at most TRIAL_MAX), then the plan likewise, then the spread
- * plan.  A plan is kept only if its last timed iteration was 2 % faster
+ * within 1 % (at most TRIAL_MAX), then the spread plan likewise, then the
+ * plan (last, so that where it is kept nothing changes; a plan that cannot
+ * be built for want of memory is skipped, and if neither can, the window
+ * is kept).  A plan is kept only if its last timed iteration was 2 % faster
  * than the window's (more than the 1 % either may still move), and the
  * spread plan only if 2 % faster than the other; the plan chosen is built
  * again if it is not the one last tried.  Measuring the window before it
@@ -441,8 +443,15 @@ static void trial_step(lms__plan_t *p) {
     p->trial_window_ns = took;
     p->trial_n = 0;
     p->npend = 0;
-    p->trial = build_plan(p, 1) ? TRIAL_SPREAD : TRIAL_PLAN;
-    p->planned = p->trial == TRIAL_SPREAD;
+    if (build_plan(p, 1)) {
+      p->trial = TRIAL_SPREAD;
+    } else if (build_plan(p, 0)) {
+      p->trial = TRIAL_PLAN;
+    } else {
+      trial_decide(p);
+      break;
+    }
+    p->planned = 1;
     break;
   case TRIAL_SPREAD:
     if (!trial_settled(p, took)) break;
@@ -477,9 +486,15 @@ static void trial_step(lms__plan_t *p) {
  * The spread plan (Note [Spread and lead]) gives each copy in room from
  * two steps before its use.  Returns 1 with the plan in p->ahead, or 0
  * with none (no memory for it), when the window alone looks ahead. */
+int lms__plan_spread_fails;
+
 static int build_plan(lms__plan_t *p, int spread) {
   lms__ahead_free(&p->ahead);
   p->have_plan = p->spread = 0;
+  if (spread && lms__plan_spread_fails) {
+    p->planned = 0;
+    return 0;
+  }
   uint32_t nkeys = (uint32_t)p->key_index.len;
   unsigned *acc = malloc(((size_t)p->nrefs + 1) * sizeof *acc);
   uint8_t *lives = calloc((size_t)nkeys + 1, 1);

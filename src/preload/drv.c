@@ -39,21 +39,21 @@ static int p_advise_host(uint64_t ptr, size_t size, int device) {
   cuMemAdvise_v2_fn v2 = REAL(cuMemAdvise_v2);
   cuMemAdvise_fn v1 = REAL(cuMemAdvise);
   CUdeviceptr p = (CUdeviceptr)ptr;
-  CUresult r;
+  CUresult r1, r2;
+  /* Each piece of advice is given even if the other fails: either alone
+   * still helps. */
   if (v2 != NULL) {
     CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST, .id = 0};
     CUmemLocation gpu = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device};
-    r = v2(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
-    if (r == CUDA_SUCCESS)
-      r = v2(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
+    r1 = v2(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
+    r2 = v2(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
   } else if (v1 != NULL) {
-    r = v1(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU);
-    if (r == CUDA_SUCCESS)
-      r = v1(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, (CUdevice)device);
+    r1 = v1(p, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU);
+    r2 = v1(p, size, CU_MEM_ADVISE_SET_ACCESSED_BY, (CUdevice)device);
   } else {
-    r = CUDA_ERROR_NOT_FOUND;
+    r1 = r2 = CUDA_ERROR_NOT_FOUND;
   }
-  return (int)r;
+  return (int)(r1 != CUDA_SUCCESS ? r1 : r2);
 }
 
 static int p_prefetch(uint64_t ptr, size_t size, int device, void *stream) {

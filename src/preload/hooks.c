@@ -89,9 +89,9 @@ static CUresult advise(CUdeviceptr p, size_t size) {
   int r = d->advise_host((uint64_t)p, size, dev);
   if (r != 0)
     LMS_LOG(WARN, HOOK,
-            "cuMemAdvise on managed 0x%llx (%zu bytes) failed (%s); the "
+            "cuMemAdvise on managed 0x%llx (%zu bytes) failed (%s, %d); the "
             "memory works but may migrate on access",
-            (unsigned long long)p, size, d->error_name(r));
+            (unsigned long long)p, size, d->error_name(r), r);
   return CUDA_SUCCESS;
 }
 
@@ -102,8 +102,8 @@ static CUresult alloc_managed(CUdeviceptr *dptr, size_t size,
   *dptr = (CUdeviceptr)p;
   if (r != 0) {
     LMS_LOG(WARN, HOOK,
-            "%zu bytes past the GPU limit: cuMemAllocManaged failed (%s)",
-            size, lms__preload_drv.error_name(r));
+            "%zu bytes past the GPU limit: cuMemAllocManaged failed (%s, %d)",
+            size, lms__preload_drv.error_name(r), r);
     return (CUresult)r;
   }
   advise(*dptr, size);

@@ -197,8 +197,8 @@ static int have_stream(void) {
   state = g_stream_state;
   pthread_mutex_unlock(&g_lock);
   if (r != 0)
-    LMS_LOG(WARN, HOOK, "no stream for prefetch (cuStreamCreate: %s): the "
-            "learned prefetch is off", DRV.error_name(r));
+    LMS_LOG(WARN, HOOK, "no stream for prefetch (cuStreamCreate: %s, %d): "
+            "the learned prefetch is off", DRV.error_name(r), r);
   return state > 0;
 }
 

@@ -198,11 +198,12 @@ lms_status_t lms__stable_driver_load(lms__drv_t *out, char *err,
   LOOK(p_event_record, "cuEventRecord");
   LOOK(p_wait_event, "cuStreamWaitEvent");
   LOOK(p_event_query, "cuEventQuery");
-  LOOK(p_ctx_device, "cuCtxGetDevice");
-  LOOK(p_capturing, "cuStreamIsCapturing");
   /* Optional: cuGetErrorName, and the discard of CUDA 12.8. */
   *(void **)&p_errname = dlsym(h, "cuGetErrorName");
   *(void **)&p_discard = dlsym(h, "cuMemDiscardAndPrefetchBatchAsync");
+  /* Optional too: the allocator does not call them itself. */
+  *(void **)&p_ctx_device = dlsym(h, "cuCtxGetDevice");
+  *(void **)&p_capturing = dlsym(h, "cuStreamIsCapturing");
   CUresult r = p_init(0);
   if (r != CUDA_SUCCESS) {
     snprintf(err, errlen, "cuInit failed (%s): no usable GPU", d_errname(r));
@@ -216,7 +217,9 @@ lms_status_t lms__stable_driver_load(lms__drv_t *out, char *err,
       .event_create = d_event_create, .event_record = d_event_record,
       .stream_wait_event = d_wait_event, .event_query = d_event_query,
       .discard = p_discard != NULL ? d_discard : NULL,
-      .mem_get_info = d_info, .current_device = d_current_device,
-      .stream_is_capturing = d_capturing, .error_name = d_errname};
+      .mem_get_info = d_info,
+      .current_device = p_ctx_device != NULL ? d_current_device : NULL,
+      .stream_is_capturing = p_capturing != NULL ? d_capturing : NULL,
+      .error_name = d_errname};
   return LMS_OK;
 }
