@@ -430,6 +430,21 @@ static void trial_decide(lms__plan_t *p) {
           !p->planned ? "window" : p->spread ? "spread plan" : "plan");
 }
 
+/* The trial goes on with the spread plan (if `spread`) or the plan; one
+ * that cannot be built is skipped, and with neither the trial ends. */
+static void trial_next_plan(lms__plan_t *p, int spread) {
+  p->trial_n = 0;
+  if (spread && build_plan(p, 1)) {
+    p->trial = TRIAL_SPREAD;
+  } else if (build_plan(p, 0)) {
+    p->trial = TRIAL_PLAN;
+  } else {
+    trial_decide(p);
+    return;
+  }
+  p->planned = 1;
+}
+
 static void trial_step(lms__plan_t *p) {
   uint64_t now = p->swap->dev->ops->now_ns(p->swap->dev);
   uint64_t took = now - p->trial_start;
@@ -441,25 +456,12 @@ static void trial_step(lms__plan_t *p) {
   case TRIAL_WINDOW:
     if (!trial_settled(p, took)) break;
     p->trial_window_ns = took;
-    p->trial_n = 0;
-    p->npend = 0;
-    if (build_plan(p, 1)) {
-      p->trial = TRIAL_SPREAD;
-    } else if (build_plan(p, 0)) {
-      p->trial = TRIAL_PLAN;
-    } else {
-      trial_decide(p);
-      break;
-    }
-    p->planned = 1;
+    trial_next_plan(p, 1);
     break;
   case TRIAL_SPREAD:
     if (!trial_settled(p, took)) break;
     p->trial_spread_ns = took;
-    p->trial_n = 0;
-    p->trial = TRIAL_PLAN;
-    p->planned = build_plan(p, 0);
-    if (!p->planned) trial_decide(p);
+    trial_next_plan(p, 0);
     break;
   case TRIAL_PLAN:
     if (!trial_settled(p, took)) break;
