@@ -2113,7 +2113,7 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
 /* Note [Ways to look ahead, measured]: a spread plan that cannot be built
  * (host memory runs out) is skipped, and the trial goes on to the plan and
  * ends; it does not wait for good with neither way looking ahead. */
-Test(planned, a_plan_that_cannot_be_built_is_skipped, .timeout = 120) {
+Test(planned, a_plan_that_cannot_be_built_is_skipped) {
   lms__workload_t w;
   streaming(&w);
   char limit_s[32];
