@@ -9,9 +9,6 @@
  * entries are NULL. */
 #include "preload/preload.h"
 
-#define REAL(fn) ((fn##_fn)lms__real(LMS__FN_##fn))
-
-typedef CUresult (*cuMemAllocManaged_fn)(CUdeviceptr *, size_t, unsigned int);
 typedef CUresult (*cuMemAdvise_fn)(CUdeviceptr, size_t, CUmem_advise,
                                    CUdevice);
 typedef CUresult (*cuMemAdvise_v2_fn)(CUdeviceptr, size_t, CUmem_advise,
@@ -24,7 +21,6 @@ typedef CUresult (*cuMemPrefetchAsync_v2_fn)(CUdeviceptr, size_t,
 typedef CUresult (*cuStreamCreate_fn)(CUstream *, unsigned int);
 typedef CUresult (*cuCtxGetDevice_fn)(CUdevice *);
 typedef CUresult (*cuStreamIsCapturing_fn)(CUstream, CUstreamCaptureStatus *);
-typedef CUresult (*cuMemGetInfo_v2_fn)(size_t *, size_t *);
 
 static int p_managed(uint64_t *ptr, size_t size) {
   cuMemAllocManaged_fn f = REAL(cuMemAllocManaged);

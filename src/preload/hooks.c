@@ -25,13 +25,10 @@
 #include "core/log.h"
 #include "preload/preload.h"
 
-#define REAL(fn) ((fn##_fn)lms__real(LMS__FN_##fn))
-
 typedef CUresult (*cuMemAlloc_v2_fn)(CUdeviceptr *, size_t);
 typedef CUresult (*cuMemAllocPitch_v2_fn)(CUdeviceptr *, size_t *, size_t,
                                           size_t, unsigned int);
 typedef CUresult (*cuMemFree_v2_fn)(CUdeviceptr);
-typedef CUresult (*cuMemGetInfo_v2_fn)(size_t *, size_t *);
 typedef CUresult (*cuMemAllocAsync_fn)(CUdeviceptr *, size_t, CUstream);
 typedef cuMemAllocAsync_fn cuMemAllocAsync_ptsz_fn;
 typedef CUresult (*cuMemFreeAsync_fn)(CUdeviceptr, CUstream);
@@ -39,7 +36,6 @@ typedef cuMemFreeAsync_fn cuMemFreeAsync_ptsz_fn;
 typedef CUresult (*cuMemAllocFromPoolAsync_fn)(CUdeviceptr *, size_t,
                                                CUmemoryPool, CUstream);
 typedef cuMemAllocFromPoolAsync_fn cuMemAllocFromPoolAsync_ptsz_fn;
-typedef CUresult (*cuMemAllocManaged_fn)(CUdeviceptr *, size_t, unsigned int);
 typedef CUresult (*cuLaunchKernel_fn)(CUfunction, unsigned int, unsigned int,
                                       unsigned int, unsigned int,
                                       unsigned int, unsigned int,

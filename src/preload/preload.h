@@ -113,6 +113,12 @@ LMS__NO_SANITIZE int lms__real_dlsym_init(void);
 /* libcuda's own definition of function `id`, or NULL when libcuda is not
  * loaded or lacks it.  Safe to call from any hook, any thread. */
 void *lms__real(lms__fn_id_t id);
+/* lms__real typed: REAL(cuMemAlloc_v2) is a cuMemAlloc_v2_fn.  The types
+ * of the functions both hooks.c and drv.c call are here; each file has its
+ * others. */
+#define REAL(fn) ((fn##_fn)lms__real(LMS__FN_##fn))
+typedef CUresult (*cuMemGetInfo_v2_fn)(size_t *, size_t *);
+typedef CUresult (*cuMemAllocManaged_fn)(CUdeviceptr *, size_t, unsigned int);
 /* The id whose symbol is name[0..], or -1; only hooked ones when
  * hooked_only.  Uses no libc string function (see dlsym.c). */
 LMS__NO_SANITIZE int lms__fn_find(const char *name, int hooked_only);
