@@ -51,6 +51,32 @@ lms_ctx_t *lms_test_ctx(const char *gpu_limit, const char *lms_kb,
   return ctx;
 }
 
+lms_status_t lms_test_open(const char *gpu_limit, lms_ctx_t **ctx,
+                           lms_stream_t *s) {
+  *ctx = lms_test_ctx(gpu_limit, "0", NULL);
+  if (*ctx == NULL) return LMS_ERR_INVALID;
+  lms_status_t st = lms_stream_create(*ctx, s);
+  if (st != LMS_OK) {
+    lms_ctx_destroy(*ctx);
+    *ctx = NULL;
+  }
+  return st;
+}
+
+lms_status_t lms_test_close(lms_ctx_t *ctx, lms_stream_t s) {
+  lms_stream_destroy(ctx, s);
+  return lms_ctx_destroy(ctx);
+}
+
+lms_stats_t lms_test_stats(lms_ctx_t *ctx) {
+  lms_stats_t st;
+  if (lms_stats_get(ctx, &st) != LMS_OK) {
+    fprintf(stderr, "test: lms_stats_get refused a live context\n");
+    abort();
+  }
+  return st;
+}
+
 uint64_t lms_test_write(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,
                         uint64_t seed, lms_status_t *st) {
   void *p = NULL;

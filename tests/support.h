@@ -21,6 +21,17 @@ void lms_test_fill(void *p, size_t n, uint64_t seed);
  * its text form, or NULL to leave the option at its default. */
 lms_ctx_t *lms_test_ctx(const char *gpu_limit, const char *lms_kb,
                         const char *host_limit);
+/* The fixture of the handle-mode suites (test_swap.c, test_framework.c):
+ * a context on the simulated device with gpu_limit of memory and every
+ * chunk placed on it (lms 0), and one stream.  On failure nothing is left
+ * open. */
+lms_status_t lms_test_open(const char *gpu_limit, lms_ctx_t **ctx,
+                           lms_stream_t *s);
+/* Destroys the stream and the context that lms_test_open made. */
+lms_status_t lms_test_close(lms_ctx_t *ctx, lms_stream_t s);
+/* The stats of a live context.  They cannot be refused one; should they
+ * be, the test aborts, which Criterion reports as a crash. */
+lms_stats_t lms_test_stats(lms_ctx_t *ctx);
 /* Acquires c for writing on s, fills it from seed, releases it; returns
  * the checksum of what was written, or 0 with *st set on failure. */
 uint64_t lms_test_write(lms_ctx_t *ctx, lms_chunk_t *c, lms_stream_t s,

@@ -14,21 +14,10 @@ static lms_ctx_t *ctx;
 static lms_stream_t s;
 
 static void up(void) {
-  ctx = lms_test_ctx("8MiB", "0", NULL);
-  cr_assert(ctx != NULL);
-  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  cr_assert(eq(int, lms_test_open("8MiB", &ctx, &s), LMS_OK));
 }
 
-static void down(void) {
-  lms_stream_destroy(ctx, s);
-  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
-}
-
-static lms_stats_t stats(void) {
-  lms_stats_t st;
-  cr_assert(eq(int, lms_stats_get(ctx, &st), LMS_OK));
-  return st;
-}
+static void down(void) { cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK)); }
 
 /* The DLPack 0.x layout the API returns, as a consumer sees it. */
 typedef struct {
@@ -99,7 +88,7 @@ Test(framework, saved_bytes_come_back_and_are_never_written_back,
       cr_assert(eq(u64, lms_test_checksum(m->t.data, SZ), sum[i]));
       m->deleter(m);
     }
-  lms_stats_t a = stats();
+  lms_stats_t a = lms_test_stats(ctx);
   cr_assert(eq(i64, a.bytes_d2h.total, (int64_t)N * SZ),
             "only the copies out of the framework travel to the host");
   cr_assert(eq(i64, a.swaps_out.total, 0));
@@ -107,7 +96,7 @@ Test(framework, saved_bytes_come_back_and_are_never_written_back,
   cr_assert(le(i64, a.device_allocated.peak, 8 << 20));
   for (int i = 0; i < N; i++)
     cr_assert(eq(int, lms_free_when_released(ctx, c[i]), LMS_OK));
-  cr_assert(eq(i64, stats().chunks.current, 0));
+  cr_assert(eq(i64, lms_test_stats(ctx).chunks.current, 0));
 }
 
 Test(framework, a_chunk_is_freed_when_its_last_tensor_dies, .init = up,
@@ -117,14 +106,15 @@ Test(framework, a_chunk_is_freed_when_its_last_tensor_dies, .init = up,
   lms_chunk_t *c = save(buf, sizeof buf);
   dl_managed_t *a = unpack(c, sizeof buf), *b = unpack(c, sizeof buf);
   cr_assert(eq(int, lms_free_when_released(ctx, c), LMS_OK));
-  cr_assert(eq(i64, stats().chunks.current, 1), "two tensors still read it");
+  cr_assert(eq(i64, lms_test_stats(ctx).chunks.current, 1),
+            "two tensors still read it");
   cr_assert(eq(int, lms_free(ctx, c), LMS_ERR_BUSY));
   a->deleter(a);
-  cr_assert(eq(i64, stats().chunks.current, 1));
+  cr_assert(eq(i64, lms_test_stats(ctx).chunks.current, 1));
   cr_assert(eq(u64, lms_test_checksum(b->t.data, sizeof buf),
                lms_test_checksum(buf, sizeof buf)));
   b->deleter(b);
-  cr_assert(eq(i64, stats().chunks.current, 0));
+  cr_assert(eq(i64, lms_test_stats(ctx).chunks.current, 0));
 }
 
 Test(framework, a_view_keeps_its_shape_strides_and_offset, .init = up,
@@ -178,7 +168,7 @@ Test(framework, shapes_past_the_chunk_and_bad_dtypes_are_refused,
   d = flat(0); /* empty: reaches nothing */
   cr_assert(eq(int, lms_acquire_dlpack(ctx, c, s, &d, &m), LMS_OK));
   ((dl_managed_t *)m)->deleter(m);
-  cr_assert(eq(int, stats().chunks.current, 1));
+  cr_assert(eq(int, lms_test_stats(ctx).chunks.current, 1));
   cr_assert(eq(int, lms_free_when_released(ctx, c), LMS_OK));
 }
 
@@ -194,7 +184,8 @@ Test(framework, the_simulated_device_refuses_its_own_memory_as_a_source,
   cr_assert(c == NULL);
   cr_assert(strstr(lms_ctx_last_error(ctx), "own memory") != NULL, "%s",
             lms_ctx_last_error(ctx));
-  cr_assert(eq(i64, stats().chunks.current, 1), "nothing is left behind");
+  cr_assert(eq(i64, lms_test_stats(ctx).chunks.current, 1),
+            "nothing is left behind");
   cr_assert(eq(int, lms_release(ctx, dev, s), LMS_OK));
   cr_assert(eq(int, lms_alloc_copy(ctx, NULL, 8, s, &c), LMS_ERR_INVALID));
 }
@@ -224,7 +215,7 @@ Test(framework, a_training_loop_is_prefetched_in_the_learned_order,
   uint64_t sum[L];
   lms_stats_t before = {0};
   for (int it = 0; it < ITERS; it++) {
-    if (it == ITERS - 1) before = stats();
+    if (it == ITERS - 1) before = lms_test_stats(ctx);
     for (int i = 0; i < L; i++) {
       cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
       cr_assert(eq(int, lms_compute(ctx, s, 400000), LMS_OK));
@@ -245,7 +236,7 @@ Test(framework, a_training_loop_is_prefetched_in_the_learned_order,
     }
   }
   free(src);
-  lms_stats_t a = stats();
+  lms_stats_t a = lms_test_stats(ctx);
   uint64_t misses = (uint64_t)(a.demand_misses.total - before.demand_misses.total);
   uint64_t hits = (uint64_t)(a.prefetch_hits.total + a.prefetch_late.total -
                              before.prefetch_hits.total - before.prefetch_late.total);

@@ -15,21 +15,10 @@ static lms_ctx_t *ctx;
 static lms_stream_t s;
 
 static void up(void) {
-  ctx = lms_test_ctx("4MiB", "0", NULL);
-  cr_assert(ctx != NULL);
-  cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
+  cr_assert(eq(int, lms_test_open("4MiB", &ctx, &s), LMS_OK));
 }
 
-static void down(void) {
-  lms_stream_destroy(ctx, s);
-  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
-}
-
-static lms_stats_t stats(void) {
-  lms_stats_t st;
-  cr_assert(eq(int, lms_stats_get(ctx, &st), LMS_OK));
-  return st;
-}
+static void down(void) { cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK)); }
 
 static lms_chunk_t *alloc(size_t n) {
   lms_chunk_t *c = NULL;
@@ -48,7 +37,7 @@ Test(swap, bytes_survive_eviction_and_return, .init = up, .fini = down) {
     sum[i] = lms_test_write(ctx, c[i], s, (uint64_t)i + 1, &st);
     cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
   }
-  lms_stats_t a = stats();
+  lms_stats_t a = lms_test_stats(ctx);
   cr_assert(gt(i64, a.swaps_out.total, 0));
   cr_assert(le(i64, a.device_reserved.peak, 4 << 20));
   for (int round = 0; round < 3; round++)
@@ -57,7 +46,7 @@ Test(swap, bytes_survive_eviction_and_return, .init = up, .fini = down) {
       cr_assert(eq(int, st, LMS_OK));
     }
   for (int i = 0; i < N; i++) cr_assert(eq(int, lms_free(ctx, c[i]), LMS_OK));
-  lms_stats_t b = stats();
+  lms_stats_t b = lms_test_stats(ctx);
   cr_assert(eq(i64, b.chunks.current, 0));
   cr_assert(eq(i64, b.host_allocated.current, 0));
   cr_assert(eq(i64, b.device_allocated.current, 0));
@@ -69,21 +58,21 @@ Test(swap, clean_chunks_are_dropped_dirty_written_back, .init = up,
   lms_chunk_t *a = alloc(3 << 20), *b = alloc(3 << 20);
   uint64_t sa = lms_test_write(ctx, a, s, 7, &st);
   cr_assert(eq(int, st, LMS_OK));
-  lms_stats_t s0 = stats();
+  lms_stats_t s0 = lms_test_stats(ctx);
   /* b's first visit evicts a, which was written: one write-back. */
   lms_test_read(ctx, b, s, &st);
   cr_assert(eq(int, st, LMS_OK));
-  lms_stats_t s1 = stats();
+  lms_stats_t s1 = lms_test_stats(ctx);
   cr_assert(eq(i64, s1.swaps_out.total - s0.swaps_out.total, 1));
   cr_assert(eq(i64, s1.bytes_d2h.total - s0.bytes_d2h.total, 3 << 20));
   /* a comes back and is only read; b, only read, is dropped without a copy. */
   cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
-  lms_stats_t s2 = stats();
+  lms_stats_t s2 = lms_test_stats(ctx);
   cr_assert(eq(i64, s2.drops.total - s1.drops.total, 1));
   cr_assert(eq(i64, s2.bytes_d2h.total, s1.bytes_d2h.total));
   /* And a, clean now, is dropped in turn. */
   lms_test_read(ctx, b, s, &st);
-  lms_stats_t s3 = stats();
+  lms_stats_t s3 = lms_test_stats(ctx);
   cr_assert(eq(i64, s3.drops.total - s2.drops.total, 1));
   cr_assert(eq(i64, s3.bytes_d2h.total, s1.bytes_d2h.total));
   cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
@@ -106,10 +95,10 @@ Test(swap, discarded_bytes_are_never_copied, .init = up, .fini = down) {
   cr_assert(strstr(lms_ctx_last_error(ctx), "release it first") != NULL, "%s",
             lms_ctx_last_error(ctx));
   cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
-  lms_stats_t s0 = stats();
+  lms_stats_t s0 = lms_test_stats(ctx);
   cr_assert(eq(int, lms_discard(ctx, a), LMS_OK));
   cr_assert(not(lms_chunk_resident(ctx, a)), "the dead copy was kept");
-  lms_stats_t s1 = stats();
+  lms_stats_t s1 = lms_test_stats(ctx);
   cr_assert(eq(i64, s1.bytes_d2h.total, s0.bytes_d2h.total),
             "dead bytes were written back");
   cr_assert(eq(i64, s1.swaps_out.total, s0.swaps_out.total));
@@ -118,10 +107,10 @@ Test(swap, discarded_bytes_are_never_copied, .init = up, .fini = down) {
   cr_assert(eq(int, st, LMS_OK));
   /* a comes back for reading without a copy in (its bytes are undefined),
    * and is written anew. */
-  lms_stats_t s2 = stats();
+  lms_stats_t s2 = lms_test_stats(ctx);
   cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_READ, &p), LMS_OK));
   cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
-  lms_stats_t s3 = stats();
+  lms_stats_t s3 = lms_test_stats(ctx);
   cr_assert(eq(i64, s3.bytes_h2d.total, s2.bytes_h2d.total),
             "discarded bytes were brought back");
   uint64_t sa = lms_test_write(ctx, a, s, 9, &st);
@@ -361,10 +350,10 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   sw->next_use = table_next_use;
   sw->next_use_arg = &u;
   lms__swap_use_index(sw, 1); /* as a schedule does */
-  lms_stats_t s0 = stats();
+  lms_stats_t s0 = lms_test_stats(ctx);
   /* 1 MiB of budget: only the furthest, c[0], is written. */
   cr_assert(eq(int, lms__swap_clean_ahead(sw, 1 << 20, 10), LMS_OK));
-  lms_stats_t s1 = stats();
+  lms_stats_t s1 = lms_test_stats(ctx);
   cr_assert(eq(i64, s1.swaps_out.total - s0.swaps_out.total, 1));
   cr_assert(eq(i64, s1.bytes_d2h.total - s0.bytes_d2h.total, 1 << 20));
   cr_assert(eq(int, u.c[0]->dirty, 0));
@@ -374,7 +363,7 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   /* A larger budget counts c[0] again, clean, then writes c[1]; c[2] is
    * needed before step 10 and stays dirty. */
   cr_assert(eq(int, lms__swap_clean_ahead(sw, 8 << 20, 10), LMS_OK));
-  lms_stats_t s2 = stats();
+  lms_stats_t s2 = lms_test_stats(ctx);
   cr_assert(eq(i64, s2.swaps_out.total - s1.swaps_out.total, 1));
   cr_assert(eq(int, u.c[1]->dirty, 0));
   cr_assert(ne(ptr, u.c[1]->dptr, NULL));
@@ -388,7 +377,7 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   cr_assert(eq(int, u.c[1]->dirty, 1));
   /* Evicting all: c[0] is dropped, c[1] and c[2] are written home. */
   cr_assert(eq(int, lms__swap_evict_all(sw), LMS_OK));
-  lms_stats_t s3 = stats();
+  lms_stats_t s3 = lms_test_stats(ctx);
   cr_assert(eq(i64, s3.swaps_out.total - s2.swaps_out.total, 2));
   cr_assert(eq(i64, s3.drops.total - s2.drops.total, 1));
   for (int i = 0; i < 3; i++) {
