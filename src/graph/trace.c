@@ -271,6 +271,20 @@ static lms_status_t parse_num(reader_t *r, const char *tok, const char *what,
               "from %llu to %llu", what, show(tok, s), why, lo, hi);
 }
 
+/* Refuses a value v that would take one of the trace's running sums (now
+ * sum) past cap (Note [Workload totals]).  The message reads "<what> V
+ * brings the trace's <sum_of> to more than CAP <cap_unit> in all;
+ * accepted: <what>s summing to at most CAP<unit>". */
+static lms_status_t check_sum(reader_t *r, const char *what, uint64_t v,
+                              uint64_t sum, uint64_t cap, const char *sum_of,
+                              const char *cap_unit, const char *unit) {
+  if (v <= cap - sum) return LMS_OK;
+  return fail(r, LMS_ERR_INVALID, "%s %llu brings the trace's %s to more "
+              "than %llu %s in all; accepted: %ss summing to at most %llu%s",
+              what, (unsigned long long)v, sum_of, (unsigned long long)cap,
+              cap_unit, what, (unsigned long long)cap, unit);
+}
+
 /* Checks a name field and copies it to out ("-" becomes ""). */
 static lms_status_t parse_name(reader_t *r, const char *tok, const char *what,
                                size_t max, char *out) {
@@ -463,13 +477,8 @@ static lms_status_t parse_chunk(reader_t *r, char *p) {
   if ((f = next_field(&p)) == NULL)
     return missing(r, "chunk", "BYTES", USAGE_CHUNK);
   LMS_CHECK(parse_num(r, f, "chunk size", 1, LMS__WL_MAX_SIZE, &size));
-  if (size > LMS__WL_MAX_TOTAL_BYTES - r->total_bytes)
-    return fail(r, LMS_ERR_INVALID, "chunk size %llu brings the trace's "
-                "chunks to more than %llu bytes (1 PiB) in all; accepted: "
-                "chunk sizes summing to at most %llu",
-                (unsigned long long)size,
-                (unsigned long long)LMS__WL_MAX_TOTAL_BYTES,
-                (unsigned long long)LMS__WL_MAX_TOTAL_BYTES);
+  LMS_CHECK(check_sum(r, "chunk size", size, r->total_bytes,
+                      LMS__WL_MAX_TOTAL_BYTES, "chunks", "bytes (1 PiB)", ""));
   if ((f = next_field(&p)) == NULL)
     return missing(r, "chunk", "NAME", USAGE_CHUNK);
   LMS_CHECK(parse_name(r, f, "chunk name", NAME_MAX_CHUNK, name));
@@ -571,13 +580,8 @@ static lms_status_t parse_step(reader_t *r, char *p) {
   char *f = next_field(&p);
   if (f == NULL) return missing(r, "step", "NS", USAGE_STEP);
   LMS_CHECK(parse_num(r, f, "step time", 0, LMS__WL_MAX_STEP_NS, &ns));
-  if (ns > LMS__WL_MAX_TOTAL_NS - r->total_ns)
-    return fail(r, LMS_ERR_INVALID, "step time %llu brings the trace's "
-                "compute to more than %llu ns (10^7 s) in all; accepted: "
-                "step times summing to at most %llu ns",
-                (unsigned long long)ns,
-                (unsigned long long)LMS__WL_MAX_TOTAL_NS,
-                (unsigned long long)LMS__WL_MAX_TOTAL_NS);
+  LMS_CHECK(check_sum(r, "step time", ns, r->total_ns, LMS__WL_MAX_TOTAL_NS,
+                      "compute", "ns (10^7 s)", " ns"));
   if ((f = next_field(&p)) == NULL)
     return missing(r, "step", "NAME", USAGE_STEP);
   LMS_CHECK(parse_name(r, f, "step name", NAME_MAX_CHUNK, name));
