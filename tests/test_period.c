@@ -2,7 +2,10 @@
  * sequence is found within two periods, including one whose kernels recur
  * inside an iteration and one kernel run over many buffers; the prediction is the launch a period before, with
  * its allocations; a launch off the prediction ends the period, which is
- * found again; periods too long to hold are not claimed. */
+ * found again; periods too long to hold are not claimed.  And Note [Where a
+ * period starts]: a loop is taken at the first repeat of its first event,
+ * and a loop after a setup that never comes back only through the second
+ * start, which moves each time the record doubles. */
 #include <criterion/criterion.h>
 #include "check.h"
 
@@ -108,4 +111,88 @@ Test(period, a_period_longer_than_kept_is_not_claimed) {
   const uint64_t Q = LMS__PERIOD_MAX;
   for (uint64_t i = 0; i < 2 * Q + 1; i++) note(1000 + i % Q, 0);
   cr_assert(eq(u64, g_p.period, Q));
+}
+
+/* ---- Note [Where a period starts] --------------------------------------- */
+
+/* A record of event keys fed as the planner feeds steps: each event is
+ * matched against the starts, and a match takes the events from the start
+ * it repeats as the period (the record then drops what came before). */
+typedef struct record {
+  lms__period_starts_t s;
+  uint64_t key[4096];
+  uint32_t n;
+  uint64_t now;
+} record_t;
+
+static int same_key(const void *ctx, uint32_t i) {
+  const record_t *r = ctx;
+  return r->key[i] == r->now;
+}
+
+/* Feeds keys seq(i) for i = 0, 1, ... until a period is taken (returns
+ * it, and *at, the number of events fed) or `max` events pass (0). */
+static uint32_t find_period(record_t *r, int alt_ok, uint64_t (*seq)(uint32_t),
+                            uint32_t max, uint32_t *at) {
+  lms__period_starts_init(&r->s);
+  r->n = 0;
+  for (uint32_t i = 0; i < max; i++) {
+    r->now = seq(i);
+    uint32_t from = lms__period_starts_match(&r->s, r->n, alt_ok, same_key, r);
+    if (from != UINT32_MAX) {
+      *at = i + 1;
+      return r->n - from;
+    }
+    r->key[r->n++] = r->now;
+    lms__period_starts_recorded(&r->s, r->n);
+  }
+  return 0;
+}
+
+static record_t g_r;
+
+/* A loop of 7 from the first event. */
+static uint64_t loop7(uint32_t i) { return 100 + i % 7; }
+/* 150 events of setup that never come back, then a loop of 40. */
+static uint64_t setup_then_loop(uint32_t i) {
+  return i < 150 ? 5000 + i : 100 + (i - 150) % 40;
+}
+/* A loop whose first event comes back at once twice (a step of one shape
+ * repeated), then the rest: the first repeat of event 0 is taken. */
+static uint64_t repeat_first(uint32_t i) {
+  return i < 2 ? 1 : 10 + i;
+}
+
+Test(period_starts, a_loop_from_the_first_event_is_found_at_its_first_repeat) {
+  uint32_t at = 0;
+  cr_assert(eq(u32, find_period(&g_r, 0, loop7, 1000, &at), 7));
+  cr_assert(eq(u32, at, 8));
+  at = 0;
+  cr_assert(eq(u32, find_period(&g_r, 1, repeat_first, 1000, &at), 1));
+  cr_assert(eq(u32, at, 2));
+}
+
+Test(period_starts, setup_that_never_comes_back_needs_the_second_start) {
+  uint32_t at = 0;
+  /* Without the second start the loop is never found. */
+  cr_assert(eq(u32, find_period(&g_r, 0, setup_then_loop, 4000, &at), 0));
+  /* With it: found within 4(L + P) events, the setup dropped. */
+  cr_assert(eq(u32, find_period(&g_r, 1, setup_then_loop, 4000, &at), 40));
+  cr_assert(le(u32, at, 4 * (150 + 40)), "found after %u events", at);
+  cr_assert(gt(u32, at, 150 + 40));
+}
+
+Test(period_starts, the_second_start_moves_when_the_record_doubles) {
+  lms__period_starts_t s;
+  lms__period_starts_init(&s);
+  for (uint32_t n = 1; n < LMS__PERIOD_ALT_FIRST; n++) {
+    lms__period_starts_recorded(&s, n);
+    cr_assert(eq(u32, s.alt, 0), "n %u", n);
+  }
+  uint32_t at = LMS__PERIOD_ALT_FIRST;
+  for (uint32_t n = LMS__PERIOD_ALT_FIRST; n <= 8 * LMS__PERIOD_ALT_FIRST; n++) {
+    lms__period_starts_recorded(&s, n);
+    if (n == at) at *= 2;
+    cr_assert(eq(u32, s.alt, at / 2 - 1), "n %u", n);
+  }
 }

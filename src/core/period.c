@@ -3,7 +3,8 @@
  * kernel launch's function handle and the managed allocations it was
  * handed; the stable allocator, each allocation and free (Note [Learned
  * prefetch from the allocation order] in src/stable/stable.c).  It
- * predicts the events to come.
+ * predicts the events to come.  Handle mode's planner asks it where a
+ * period of the steps it records may start (Note [Where a period starts]).
  *
  * Invariants: rec holds the last LMS__PERIOD_LEN events, event i at
  * i % LMS__PERIOD_LEN; a period in force is at most LMS__PERIOD_MAX and
@@ -109,4 +110,54 @@ const lms__launch_rec_t *lms__period_predict(const lms__period_t *p,
    * among the last `period` launches recorded. */
   uint64_t want = p->n - 1 + ahead - p->period;
   return &p->rec[want % LMS__PERIOD_LEN];
+}
+
+/* Note [Where a period starts]
+ * Handle mode's planner (src/graph/plan.c) records each step whole and
+ * takes a period at the first step that repeats a start, then checks
+ * every later step against the step the period predicts; a step off it
+ * starts learning over.  So the second iteration already runs on a
+ * prediction, one period sooner than the run above allows.  That suits
+ * its record and not the launches': a step is known by its signature and
+ * its chunks (Note [Same shape, other chunk] in plan.c), which a step of
+ * another layer seldom repeats, while one kernel on one workspace recurs
+ * many times an iteration, and the launch ring keeps too little of each
+ * launch to tell them apart.
+ *
+ * The first start is event 0, the first recorded.  A program whose first
+ * events never come back (setup that writes each weight once, then the
+ * loop) would record until the planner's limit and stop learning.
+ * Taking any earlier event with the signature as a start instead finds
+ * short false periods inside an iteration (UNet-3D's layers of one shape:
+ * a period of 3 taken and dropped again and again), and each drop throws
+ * the record away.  So there is one second start: the event recorded when
+ * the record reaches LMS__PERIOD_ALT_FIRST events, moved to the latest
+ * event each time the record doubles.  An event that repeats it closes
+ * the period from there, and the events before it are dropped; event 0
+ * still comes first.  The planner asks for the second start only where
+ * acquires end the steps: a program that marks its steps marks the
+ * loop's first (lms_step_begin starts learning over), and there a second
+ * start cost the PyTorch transformer test 68 chunks fetched on demand.
+ * Past a setup of L events the second start lies in the loop once the
+ * record is past 2L, and a loop of P events is found by 4(L + P) events
+ * at most.  O(1) an event. */
+
+void lms__period_starts_init(lms__period_starts_t *s) {
+  s->alt = 0;
+  s->alt_at = LMS__PERIOD_ALT_FIRST;
+}
+
+void lms__period_starts_recorded(lms__period_starts_t *s, uint32_t n) {
+  if (n < s->alt_at) return;
+  s->alt = n - 1;
+  s->alt_at = s->alt_at > UINT32_MAX / 2 ? UINT32_MAX : 2 * s->alt_at;
+}
+
+uint32_t lms__period_starts_match(const lms__period_starts_t *s, uint32_t n,
+                                  int alt_ok,
+                                  int (*same)(const void *ctx, uint32_t i),
+                                  const void *ctx) {
+  if (n > 0 && same(ctx, 0)) return 0;
+  if (alt_ok && s->alt > 0 && s->alt < n && same(ctx, s->alt)) return s->alt;
+  return UINT32_MAX;
 }

@@ -45,6 +45,7 @@
 #include "core/map.h"
 #include "core/log.h"
 #include "core/options.h"
+#include "core/period.h"
 #include "core/rank.h"
 #include "core/stats.h"
 #include "graph/ahead.h"
@@ -90,8 +91,6 @@ enum {
 /* Learning stops past this many references: a program with no period
  * that short gets no learned schedule rather than unbounded memory. */
 #define PLAN_MAX_REFS (1u << 22)
-/* Note [Where a period starts]. */
-#define ALT_FIRST 64u
 
 struct lms__plan {
   lms__swap_t *swap;
@@ -139,9 +138,8 @@ struct lms__plan {
   uint64_t ws_bytes;
   int ws_valid;
   u64map_t bind;         /* key -> serial of the chunk now playing it */
-  uint32_t alt;          /* learning: a second step a period may start
-                            at, 0 when none (Note [Where a period starts]) */
-  uint32_t alt_at;       /* ... moved on when this many steps are recorded */
+  lms__period_starts_t starts; /* learning: the steps a period may start
+                                 at (Note [Where a period starts]) */
   int implicit;          /* the step closing was ended by an acquire */
 
   /* The trace being recorded, or NULL. */
@@ -668,18 +666,14 @@ static int record_current(lms__plan_t *p, uint64_t sig) {
   p->steps[p->nsteps].sig = sig;
   p->steps[p->nsteps].serial = p->swap->serial;
   p->nsteps++;
-  if (p->nsteps >= p->alt_at) {
-    p->alt = p->nsteps - 1;
-    p->alt_at = p->alt_at > UINT32_MAX / 2 ? UINT32_MAX : 2 * p->alt_at;
-  }
+  lms__period_starts_recorded(&p->starts, p->nsteps);
   return 0;
 }
 
 static void restart_learning(lms__plan_t *p) {
   drop_schedule(p);
   p->swap->flat_use = 0; /* the scan is right whatever the keys */
-  p->alt = 0;
-  p->alt_at = ALT_FIRST;
+  lms__period_starts_init(&p->starts);
   p->nsteps = p->nrefs = 0;
   p->period = p->pos = 0;
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
@@ -713,24 +707,20 @@ static int repeats_step(const lms__plan_t *p, uint32_t j) {
   return 1;
 }
 
-/* Note [Where a period starts]
- * A period is found when a step repeats step 0, the first recorded.  A
- * program whose first steps never come back (setup that writes each
- * weight once, then the loop) would record until the limit of references
- * and stop learning.  Taking any earlier step with the signature as a
- * start instead finds short false periods inside an iteration (UNet-3D's
- * layers of one shape: a period of 3 taken and dropped again and again),
- * and each drop throws the record away.  So there is one second start:
- * the step recorded when the record reaches ALT_FIRST steps, moved to the
- * latest step each time the record doubles.  A step that repeats it (as
- * Note [Same shape, other chunk] says) closes the period from there, and
- * the steps before it are dropped; step 0 still comes first.  Only where
- * acquires end the steps: a program that marks its steps marks the loop's
- * first (lms_step_begin starts learning over), and there a second start
- * cost the PyTorch transformer test 68 chunks fetched on demand.  Past a setup
- * of L steps the second start lies in the loop once the record is past
- * 2L, and a loop of P steps is found by 4(L + P) steps at most.  O(1) a
- * step. */
+/* Whether the step just closed, of signature sig, repeats recorded step j
+ * (the test core/period.c asks of a start). */
+typedef struct same_step {
+  const lms__plan_t *p;
+  uint64_t sig;
+} same_step_t;
+
+static int same_step(const void *ctx, uint32_t j) {
+  const same_step_t *x = ctx;
+  return x->p->steps[j].sig == x->sig && repeats_step(x->p, j);
+}
+
+/* Note [Where a period starts] in core/period.c: the starts a period may
+ * take; drop_prefix leaves the steps before the one taken. */
 static void drop_prefix(lms__plan_t *p, uint32_t j) {
   if (j == 0) return;
   uint32_t base = p->steps[j].first;
@@ -761,12 +751,9 @@ static void close_step(lms__plan_t *p) {
     p->relearns++;
     restart_learning(p);
   }
-  uint32_t from = UINT32_MAX;
-  if (p->nsteps > 0 && p->steps[0].sig == sig && repeats_step(p, 0))
-    from = 0;
-  else if (p->implicit && p->alt > 0 && p->steps[p->alt].sig == sig &&
-           repeats_step(p, p->alt))
-    from = p->alt;
+  const same_step_t same = {p, sig};
+  uint32_t from = lms__period_starts_match(&p->starts, p->nsteps, p->implicit,
+                                           same_step, &same);
   if (from != UINT32_MAX) {
     drop_prefix(p, from);
     uint32_t period = p->nsteps;
@@ -1064,7 +1051,7 @@ lms_status_t lms__plan_create(lms__swap_t *s, const lms__opts_t *o,
   p->window = o->prefetch_window;
   p->source = o->schedule;
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
-  p->alt_at = ALT_FIRST;
+  lms__period_starts_init(&p->starts);
   if (o->trace != NULL && o->trace[0] != '\0') {
     p->trace = calloc(1, sizeof *p->trace);
     if (p->trace == NULL) {
