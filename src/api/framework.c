@@ -49,26 +49,31 @@ lms_status_t lms_alloc_copy(lms_ctx_t *ctx, const void *src, size_t size,
   return st;
 }
 
-lms_status_t lms_chunk_query(lms_ctx_t *ctx, lms_chunk_t *chunk) {
+/* Takes ctx's lock and returns LMS_OK, the lock held, if chunk is live;
+ * otherwise returns LMS_ERR_INVALID without the lock, having said so in
+ * the context's last error as fn. */
+static lms_status_t lock_live_chunk(lms_ctx_t *ctx, lms_chunk_t *chunk,
+                                    const char *fn) {
   if (ctx == NULL) return LMS_ERR_INVALID;
   pthread_mutex_lock(&ctx->lock);
-  lms_status_t st = LMS_ERR_INVALID;
-  if (lms__swap_is_chunk(chunk))
-    st = lms__swap_query(&ctx->swap, chunk);
-  else
-    lms__errf(ctx->err, "lms_chunk_query: not a live chunk");
+  if (lms__swap_is_chunk(chunk)) return LMS_OK;
+  lms__errf(ctx->err, "%s: not a live chunk", fn);
+  pthread_mutex_unlock(&ctx->lock);
+  return LMS_ERR_INVALID;
+}
+
+lms_status_t lms_chunk_query(lms_ctx_t *ctx, lms_chunk_t *chunk) {
+  lms_status_t st = lock_live_chunk(ctx, chunk, "lms_chunk_query");
+  if (st != LMS_OK) return st;
+  st = lms__swap_query(&ctx->swap, chunk);
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }
 
 lms_status_t lms_free_when_released(lms_ctx_t *ctx, lms_chunk_t *chunk) {
-  if (ctx == NULL) return LMS_ERR_INVALID;
-  pthread_mutex_lock(&ctx->lock);
-  lms_status_t st = LMS_OK;
-  if (!lms__swap_is_chunk(chunk)) {
-    lms__errf(ctx->err, "lms_free_when_released: not a live chunk");
-    st = LMS_ERR_INVALID;
-  } else if (chunk->pins > 0) {
+  lms_status_t st = lock_live_chunk(ctx, chunk, "lms_free_when_released");
+  if (st != LMS_OK) return st;
+  if (chunk->pins > 0) {
     chunk->free_on_release = 1;
   } else {
     lms__plan_on_free(ctx->plan, chunk);
