@@ -75,6 +75,11 @@ out_line() { grep -qxF -- "$1" <<<"$out"; }
 stat() { grep -o "lms preload: .*" <<<"$err" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 stat_is() { [ "$(stat "$1")" = "$2" ]; }
 
+resolve_case() { # resolve_case PROG ROUTE WHAT: the hook found by ROUTE
+  run_pre -- "$1" "$2" resolve
+  check "$3" status_is 0 ; show
+}
+
 limit_case() { # limit_case PROG ROUTE
   # The placement rule alone: without the prefetch's share of the limit
   # (Note [The prefetch's share of the limit]).
@@ -99,18 +104,12 @@ limit_case() { # limit_case PROG ROUTE
 }
 
 case $case_name in
-resolve_direct)
-  run_pre -- "$linked" direct resolve
-  check "hooked by name" status_is 0 ; show ;;
-resolve_dlopen)
-  run_pre -- "$dl" dlopen resolve
-  check "hooked through dlsym" status_is 0 ; show ;;
+resolve_direct) resolve_case "$linked" direct "hooked by name" ;;
+resolve_dlopen) resolve_case "$dl" dlopen "hooked through dlsym" ;;
 resolve_procaddr)
-  run_pre -- "$dl" procaddr resolve
-  check "hooked through cuGetProcAddress_v2" status_is 0 ; show ;;
+  resolve_case "$dl" procaddr "hooked through cuGetProcAddress_v2" ;;
 resolve_procaddr1)
-  run_pre -- "$dl" procaddr1 resolve
-  check "hooked through cuGetProcAddress" status_is 0 ; show ;;
+  resolve_case "$dl" procaddr1 "hooked through cuGetProcAddress" ;;
 resolve_rules)
   # The driver answers with addresses that are not its exports: the
   # version rules pick the hook, and refuse versions newer than ours.
