@@ -44,6 +44,26 @@ static void wait1(int fd) {
   cr_assert(eq(int, (int)n, 1));
 }
 
+/* Kills child and reaps it, checking that the signal is what ended it. */
+static void kill_child(pid_t child) {
+  cr_assert(eq(int, kill(child, SIGKILL), 0));
+  int status = 0;
+  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
+  int killed = WIFSIGNALED(status);
+  cr_assert(killed, "child %d", status);
+}
+
+/* Reserves bytes through l, after which the node holds exactly those
+ * bytes, for one process. */
+static void reserve_alone(lms__node_ledger_t *l, uint64_t bytes) {
+  char err[LMS__ERRBUF] = "";
+  cr_assert(eq(int, lms__node_ledger_reserve(l, bytes, err), LMS_OK), "%s",
+            err);
+  int n = 0;
+  cr_assert(eq(u64, lms__node_ledger_total(l, &n), bytes));
+  cr_assert(eq(int, n, 1));
+}
+
 /* A pair of pipes between the parent and a forked child: p.to_child and
  * p.from_child are the parent's ends, p.in and p.out the child's.  Each
  * side closes the other's ends, so that a parent that fails and exits
@@ -136,16 +156,8 @@ Test(nodeledger, a_killed_process_gives_its_bytes_back, .init = name_up,
   cr_assert(eq(int, lms__node_ledger_reserve(l, 80 * MIB, err),
                LMS_ERR_HOST_OOM));
   /* Killed mid-run: it never leaves. */
-  cr_assert(eq(int, kill(child, SIGKILL), 0));
-  int status = 0;
-  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
-  int killed = WIFSIGNALED(status);
-  cr_assert(killed);
-  cr_assert(eq(int, lms__node_ledger_reserve(l, 80 * MIB, err), LMS_OK), "%s",
-            err);
-  int n = 0;
-  cr_assert(eq(u64, lms__node_ledger_total(l, &n), 80 * MIB));
-  cr_assert(eq(int, n, 1));
+  kill_child(child);
+  reserve_alone(l, 80 * MIB);
   close(to);
   lms__node_ledger_leave(l);
 }
@@ -169,18 +181,10 @@ Test(nodeledger, a_process_killed_holding_the_lock_leaves_it_usable,
     for (;;) pause();
   }
   wait1(p.from_child);
-  cr_assert(eq(int, kill(child, SIGKILL), 0));
-  int status = 0;
-  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
-  int killed = WIFSIGNALED(status);
-  cr_assert(killed);
+  kill_child(child);
   /* Had the lock not been recovered, this would block for ever (the test
    * would time out) or fail. */
-  cr_assert(eq(int, lms__node_ledger_reserve(l, 90 * MIB, err), LMS_OK), "%s",
-            err);
-  int n = 0;
-  cr_assert(eq(u64, lms__node_ledger_total(l, &n), 90 * MIB));
-  cr_assert(eq(int, n, 1));
+  reserve_alone(l, 90 * MIB);
   /* And again: the lock is whole, not merely taken once. */
   lms__node_ledger_release(l, 90 * MIB);
   cr_assert(eq(int, lms__node_ledger_reserve(l, 100 * MIB, err), LMS_OK));
