@@ -1,6 +1,7 @@
 /* hash.h - the one mixer behind the address and key hash tables (the
  * planner's maps, the simulated device's handle sets, the preload's
- * ledger): keys are addresses or serials, aligned or consecutive, so the
+ * ledger and its cache of kernel parameters, the period learner's table
+ * of keys): keys are addresses or serials, aligned or consecutive, so the
  * high bits are folded down before a table takes the low ones.  It is
  * the 64-bit finaliser of MurmurHash3 (a published constant and three
  * steps). */

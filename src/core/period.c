@@ -12,6 +12,7 @@
  * before it. */
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/period.h"
 
 /* Note [A period in the launch trace]
@@ -44,12 +45,7 @@
  * iteration has then no period among its managed launches, which only
  * costs the prefetch (such buffers are read in place, as without it). */
 
-static size_t fn_slot(uint64_t k) {
-  k ^= k >> 31;
-  k *= 0x9e3779b97f4a7c15ull;
-  k ^= k >> 29;
-  return (size_t)k & (LMS__PERIOD_FNS - 1);
-}
+static size_t fn_slot(uint64_t k) { return lms__hash_slot(k, LMS__PERIOD_FNS); }
 
 void lms__period_init(lms__period_t *p) { memset(p, 0, sizeof *p); }
 

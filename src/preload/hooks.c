@@ -22,6 +22,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "preload/preload.h"
 
@@ -401,11 +402,7 @@ static param_info_t g_params[PARAM_CACHE];
 static pthread_mutex_t g_params_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t param_slot(uintptr_t h) {
-  uint64_t k = (uint64_t)h;
-  k ^= k >> 29;
-  k *= 0xbf58476d1ce4e5b9ull;
-  k ^= k >> 32;
-  return (size_t)k & (PARAM_CACHE - 1);
+  return lms__hash_slot((uint64_t)h, PARAM_CACHE);
 }
 
 /* 1 and *out filled when h is known. */
