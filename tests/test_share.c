@@ -27,6 +27,15 @@ static lms__link_t pcie3(void) {
   return l;
 }
 
+/* The time of a copy of n bytes over pcie3 in direction dir, starting at
+ * start, beside the others of sh (NULL: alone). */
+static uint64_t pcie3_copy_ns(const lms__link_share_t *sh, int dir,
+                              uint64_t start, size_t n) {
+  lms__link_t l = pcie3();
+  double gbps = dir == LMS__DIR_H2D ? l.h2d_gbps : l.d2h_gbps;
+  return lms__share_copy_ns(sh, dir, start, l.latency_us, gbps, n);
+}
+
 /* A timeline of period 10 ms busy host to device over [0, 5 ms). */
 static lms__copy_timeline_t half_busy(void) {
   lms__copy_span_t h2d[] = {{100 * MS, 105 * MS}};
@@ -39,47 +48,33 @@ static lms__copy_timeline_t half_busy(void) {
 }
 
 Test(share, alone_copy_is_latency_plus_bytes_over_rate) {
-  lms__link_t l = pcie3();
-  cr_assert(eq(u64, lms__share_copy_ns(NULL, LMS__DIR_H2D, 0, l.latency_us,
-                                       l.h2d_gbps, 12200000),
-               1010000));
+  cr_assert(eq(u64, pcie3_copy_ns(NULL, LMS__DIR_H2D, 0, 12200000), 1010000));
   /* Others that copy only the other way cost nothing. */
   lms__copy_timeline_t tl = half_busy();
   lms__link_share_t sh = {.others = 1, .timeline = &tl};
-  cr_assert(eq(u64, lms__share_copy_ns(&sh, LMS__DIR_D2H, 0, l.latency_us,
-                                       l.d2h_gbps, 12900000),
-               1010000));
+  cr_assert(eq(u64, pcie3_copy_ns(&sh, LMS__DIR_D2H, 0, 12900000), 1010000));
   /* Nor does a copy in their idle half. */
-  cr_assert(eq(u64, lms__share_copy_ns(&sh, LMS__DIR_H2D, 6 * MS,
-                                       l.latency_us, l.h2d_gbps, 12200000),
-               1010000));
+  cr_assert(
+      eq(u64, pcie3_copy_ns(&sh, LMS__DIR_H2D, 6 * MS, 12200000), 1010000));
   lms__copy_timeline_free(&tl);
 }
 
 Test(share, copy_beside_others_moves_at_a_fair_share) {
-  lms__link_t l = pcie3();
   lms__copy_timeline_t tl = half_busy();
   /* One other GPU busy throughout the copy: half the rate. */
   lms__link_share_t sh = {.others = 1, .timeline = &tl};
-  cr_assert(eq(u64, lms__share_copy_ns(&sh, LMS__DIR_H2D, 0, l.latency_us,
-                                       l.h2d_gbps, 12200000),
-               2010000));
+  cr_assert(eq(u64, pcie3_copy_ns(&sh, LMS__DIR_H2D, 0, 12200000), 2010000));
   /* Three others, all in phase: a quarter. */
   lms__link_share_t sh3 = {.others = 3, .timeline = &tl};
-  cr_assert(eq(u64, lms__share_copy_ns(&sh3, LMS__DIR_H2D, 0, l.latency_us,
-                                       l.h2d_gbps, 12200000),
-               4010000));
+  cr_assert(eq(u64, pcie3_copy_ns(&sh3, LMS__DIR_H2D, 0, 12200000), 4010000));
   /* Starting 1 ms before the other's busy stretch ends (t = 4 ms, data
    * from 4.01 ms): 0.99 ms at half rate moves 6.039e6 bytes, the rest at
    * the full rate takes 0.505 ms more. */
-  cr_assert(eq(u64, lms__share_copy_ns(&sh, LMS__DIR_H2D, 4 * MS,
-                                       l.latency_us, l.h2d_gbps, 12200000),
-               1505000));
+  cr_assert(
+      eq(u64, pcie3_copy_ns(&sh, LMS__DIR_H2D, 4 * MS, 12200000), 1505000));
   /* A phase of 5 ms puts the other's busy half at [5, 10) ms. */
   sh.phase_ns[0] = 5 * MS;
-  cr_assert(eq(u64, lms__share_copy_ns(&sh, LMS__DIR_H2D, 0, l.latency_us,
-                                       l.h2d_gbps, 12200000),
-               1010000));
+  cr_assert(eq(u64, pcie3_copy_ns(&sh, LMS__DIR_H2D, 0, 12200000), 1010000));
   lms__copy_timeline_free(&tl);
 }
 
