@@ -138,14 +138,15 @@ static void fail_next(run_t *r, lms__dev_op_t op) {
   lms__sim_fail_op(r->ctx->dev, op, rep.calls[op] + 1);
 }
 
-/* A 1 MiB chunk c written with `seed`, and a 1.5 MiB chunk d that cannot
- * share the 2 MiB budget with it; returns c's checksum. */
-static uint64_t two_chunks(run_t *r, lms_chunk_t **c, lms_chunk_t **d,
-                           uint64_t seed) {
+/* Sets up a run with two chunks: c = r->c[0], 1 MiB written with `seed`,
+ * and d = r->c[1], 1.5 MiB, which cannot share the 2 MiB budget with c.
+ * Returns c's checksum; teardown frees both. */
+static uint64_t two_chunks(run_t *r, uint64_t seed) {
   lms_status_t st;
-  cr_assert(eq(int, lms_alloc(r->ctx, 1 << 20, c), LMS_OK));
-  cr_assert(eq(int, lms_alloc(r->ctx, 1536 << 10, d), LMS_OK));
-  uint64_t sum = lms_test_write(r->ctx, *c, r->s[0], seed, &st);
+  cr_assert(eq(int, setup(r), 0));
+  cr_assert(eq(int, lms_alloc(r->ctx, 1 << 20, &r->c[0]), LMS_OK));
+  cr_assert(eq(int, lms_alloc(r->ctx, 1536 << 10, &r->c[1]), LMS_OK));
+  uint64_t sum = lms_test_write(r->ctx, r->c[0], r->s[0], seed, &st);
   cr_assert(eq(int, st, LMS_OK));
   return sum;
 }
@@ -285,10 +286,9 @@ Test(faults, the_wrapper_stops_the_chosen_call_before_the_device) {
 
 Test(faults, injected_copy_failure_leaves_the_chunk_on_the_host) {
   run_t r;
-  cr_assert(eq(int, setup(&r), 0));
-  lms_chunk_t *c = NULL, *d = NULL;
+  uint64_t sum = two_chunks(&r, 5);
+  lms_chunk_t *c = r.c[0], *d = r.c[1];
   lms_status_t st;
-  uint64_t sum = two_chunks(&r, &c, &d, 5);
   /* Push c out, then fail the copy that would bring it back. */
   lms_test_write(r.ctx, d, r.s[0], 6, &st);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
@@ -300,17 +300,14 @@ Test(faults, injected_copy_failure_leaves_the_chunk_on_the_host) {
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
   cr_assert(eq(u64, lms_test_read(r.ctx, c, r.s[0], &st), sum));
   cr_assert(eq(int, st, LMS_OK));
-  lms_free(r.ctx, c);
-  lms_free(r.ctx, d);
   teardown(&r);
 }
 
 Test(faults, injected_write_back_failure_keeps_the_device_copy) {
   run_t r;
-  cr_assert(eq(int, setup(&r), 0));
-  lms_chunk_t *c = NULL, *d = NULL;
+  uint64_t sum = two_chunks(&r, 5);
+  lms_chunk_t *c = r.c[0], *d = r.c[1];
   lms_status_t st;
-  uint64_t sum = two_chunks(&r, &c, &d, 5);
   fail_next(&r, LMS__DEVOP_copy_d2h);
   void *p = NULL;
   /* d needs c's room; c's write-back fails, so d cannot come in. */
@@ -322,8 +319,6 @@ Test(faults, injected_write_back_failure_keeps_the_device_copy) {
   lms_release(r.ctx, d, r.s[0]);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
   cr_assert(eq(u64, lms_test_read(r.ctx, c, r.s[0], &st), sum));
-  lms_free(r.ctx, c);
-  lms_free(r.ctx, d);
   teardown(&r);
 }
 
@@ -332,13 +327,13 @@ Test(faults, injected_write_back_failure_keeps_the_device_copy) {
  * the block reusable by others before that copy is done. */
 Test(faults, untracked_swap_in_block_is_not_reused_early) {
   run_t r;
-  cr_assert(eq(int, setup(&r), 0));
-  lms_chunk_t *c = NULL, *d = NULL;
+  two_chunks(&r, 1);
+  lms_chunk_t *c = r.c[0], *d = r.c[1];
   lms_status_t st;
-  two_chunks(&r, &c, &d, 1);
   lms_test_write(r.ctx, d, r.s[0], 2, &st);
   cr_assert(not(lms_chunk_resident(r.ctx, c)));
   lms_free(r.ctx, d);
+  r.c[1] = NULL;
   /* d's block is returned to make room for c without a stream waiting on
    * it, so that the one stream_wait below is the caller's on the copy. */
   cr_assert(eq(int, lms_stream_sync(r.ctx, r.s[0]), LMS_OK));
