@@ -439,21 +439,29 @@ Test(devcache_release, oom_path_returns_unused_segments, .init = cache_up,
 
 /* ---- Streams ----------------------------------------------------------- */
 
-/* One 2 MiB small segment tiled by two 1 MiB blocks on stream A. */
-static void two_blocks(void *A, char **x, char **y) {
-  *x = get(MIB, A);
-  *y = get(MIB, A);
-  cr_assert(eq(ptr, *y, *x + MIB));
+/* One 2 MiB small segment tiled by two 1 MiB blocks on stream A; returns
+ * the first. */
+static char *two_blocks(void *A) {
+  char *x = get(MIB, A);
+  char *y = get(MIB, A);
+  cr_assert(eq(ptr, y, x + MIB));
   cr_assert(eq(i64, segments(), 1));
+  return x;
+}
+
+/* The first of two_blocks, freed on A while A is busy for ns: pending
+ * until that work is done. */
+static char *pending_block(void *A, uint64_t ns) {
+  char *x = two_blocks(A);
+  busy(A, ns);
+  put(x, A);
+  return x;
 }
 
 Test(devcache_stream, same_stream_reuses_at_once, .init = cache_up,
      .fini = cache_down) {
   void *A = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   cr_assert(eq(ptr, get(MIB, A), x),
             "work enqueued on A later runs after A's work: A may reuse");
   cr_assert(eq(i64, segments(), 1));
@@ -464,10 +472,7 @@ Test(devcache_stream, same_stream_reuses_at_once, .init = cache_up,
 Test(devcache_stream, other_stream_waits_for_the_work, .init = cache_up,
      .fini = cache_down) {
   void *A = new_stream(), *B = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   char *z = get(MIB, B);
   cr_assert(z < x || z >= x + MIB, "B got the block A's work still uses");
   cr_assert(eq(i64, segments(), 2), "B's block must come from a new segment");
@@ -485,10 +490,7 @@ Test(devcache_stream, event_completion_releases_the_block, .init = cache_up,
   void *A = new_stream(), *B = new_stream();
   void *ev = NULL;
   cr_assert(eq(int, dev->ops->event_create(dev, &ev), LMS_OK));
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, 5 * FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, 5 * FOREVER_NS);
   char *other = get(MIB, B);
   cr_assert(other < x || other >= x + MIB);
   put(other, NULL);
@@ -506,10 +508,7 @@ Test(devcache_stream, full_cache_waits_for_pending, .init = cache_up,
      .fini = cache_down) {
   dc.limit = 2 * MIB;
   void *A = new_stream(), *B = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   cr_assert(eq(ptr, get(MIB, B), x));
   cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS),
             "the host blocked instead of ordering B after A's work");
@@ -524,10 +523,7 @@ Test(devcache_stream, full_cache_null_stream_blocks, .init = cache_up,
      .fini = cache_down) {
   dc.limit = 2 * MIB;
   void *A = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   cr_assert(eq(ptr, get(MIB, NULL), x));
   cr_assert(ge(u64, dev->ops->now_ns(dev), FOREVER_NS),
             "a block for any stream was handed out before A was done");
@@ -536,8 +532,7 @@ Test(devcache_stream, full_cache_null_stream_blocks, .init = cache_up,
 Test(devcache_stream, null_stream_free_is_reusable_by_anyone,
      .init = cache_up, .fini = cache_down) {
   void *A = new_stream(), *B = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
+  char *x = two_blocks(A);
   busy(A, FOREVER_NS);
   put(x, NULL);
   cr_assert(eq(ptr, get(MIB, B), x));
@@ -550,10 +545,7 @@ Test(devcache_stream, null_stream_free_is_reusable_by_anyone,
 Test(devcache_stream, small_request_skips_large_pending_block,
      .init = cache_up, .fini = cache_down) {
   void *A = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   char *s = get(256 * KIB, A);
   cr_assert(s < x || s >= x + MIB);
   char *t = get(MIB / 2, A);
@@ -600,8 +592,7 @@ ParameterizedTestParameters(devcache_fault, lost_event_binds_block) {
 ParameterizedTest(struct fault_case *c, devcache_fault, lost_event_binds_block,
                   .init = cache_up, .fini = cache_down) {
   void *A = new_stream(), *B = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
+  char *x = two_blocks(A);
   lms__sim_fail_op(dev, c->op, report().calls[c->op] + 1);
   put(x, A);
   cr_assert(eq(i64, stats.device_errors.current, 1));
@@ -668,10 +659,7 @@ Test(devcache_fault, one_refusal_is_retried, .init = cache_up,
 Test(devcache_fault, failed_event_query_keeps_block_pending,
      .init = cache_up, .fini = cache_down) {
   void *A = new_stream(), *B = new_stream();
-  char *x, *y;
-  two_blocks(A, &x, &y);
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = pending_block(A, FOREVER_NS);
   cr_assert(eq(int, dev->ops->stream_sync(dev, A), LMS_OK));
   lms__sim_fail_op(dev, LMS__DEVOP_event_query,
                    report().calls[LMS__DEVOP_event_query] + 1);
