@@ -26,6 +26,19 @@ struct place_case {
   int host;
 };
 
+/* Checks one case, naming all it gives the rule when the rule disagrees. */
+static void assert_case(const struct place_case *c) {
+  lms__placement_t p = {
+      .lms_kb = c->lms_kb, .frac = c->frac, .capacity = c->capacity};
+  cr_assert(eq(int, lms__place_on_host(&p, c->size, c->in_use), c->host),
+            "%s: lms_kb %lld, frac %.17g, capacity %llu, size %llu, in_use "
+            "%llu (demand %llu)",
+            c->what, (long long)c->lms_kb, c->frac,
+            (unsigned long long)c->capacity, (unsigned long long)c->size,
+            (unsigned long long)c->in_use,
+            (unsigned long long)(c->size + c->in_use));
+}
+
 /* 0.4 of 16 GiB is 6871947673.6 bytes: a demand of 6871947673 is under
  * it and 6871947674 over.  caffe-ibm's documentation uses -lms_frac 0.4. */
 #define FRAC04_LIMIT ((uint64_t)6871947673)
@@ -106,13 +119,7 @@ ParameterizedTestParameters(placement, rule_edges) {
 }
 
 ParameterizedTest(struct place_case *c, placement, rule_edges) {
-  lms__placement_t p = {
-      .lms_kb = c->lms_kb, .frac = c->frac, .capacity = c->capacity};
-  cr_assert(eq(int, lms__place_on_host(&p, c->size, c->in_use), c->host),
-            "%s: lms_kb %lld, frac %g, capacity %llu, size %llu, in_use %llu",
-            c->what, (long long)c->lms_kb, c->frac,
-            (unsigned long long)c->capacity, (unsigned long long)c->size,
-            (unsigned long long)c->in_use);
+  assert_case(c);
 }
 
 /* The fraction is written in decimal (-lms_frac 0.57) and means that
@@ -144,12 +151,7 @@ ParameterizedTestParameters(placement, decimal_fraction_edges) {
 }
 
 ParameterizedTest(struct place_case *c, placement, decimal_fraction_edges) {
-  lms__placement_t p = {
-      .lms_kb = c->lms_kb, .frac = c->frac, .capacity = c->capacity};
-  cr_assert(eq(int, lms__place_on_host(&p, c->size, c->in_use), c->host),
-            "%s: frac %.17g, capacity %llu, demand %llu", c->what, c->frac,
-            (unsigned long long)c->capacity,
-            (unsigned long long)(c->size + c->in_use));
+  assert_case(c);
 }
 
 /* The rule is monotone: growing either the chunk (past the threshold) or
