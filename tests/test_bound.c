@@ -28,15 +28,19 @@ static void step(lms__workload_t *w, uint64_t ns, const char *refs) {
   }
 }
 
-/* A workload of two persistent 1 MiB chunks, A (0) and B (1), and the
- * steps given, each 1 us of compute. */
-static void two_chunks(lms__workload_t *w, const char *name,
-                       const char *const *steps, int nsteps) {
+/* A workload of chunks of `size` bytes, one for each letter of kinds ('p'
+ * persistent, 't' transient), named A, B, ... in order, and the steps
+ * given (NULL-ended, as step() reads them), each 1 us of compute. */
+static void build(lms__workload_t *w, const char *name, uint64_t size,
+                  const char *kinds, const char *const *steps) {
   lms__wl_init(w, name);
-  uint32_t id;
-  cr_assert(eq(int, lms__wl_add_chunk(w, MiB, 0, "A", &id), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_chunk(w, MiB, 0, "B", &id), LMS_OK));
-  for (int i = 0; i < nsteps; i++) step(w, 1000, steps[i]);
+  for (int i = 0; kinds[i]; i++) {
+    char chunk[2] = {(char)('A' + i), '\0'};
+    uint32_t id;
+    cr_assert(eq(int, lms__wl_add_chunk(w, size, kinds[i] == 't', chunk, &id),
+                 LMS_OK));
+  }
+  for (int i = 0; steps[i]; i++) step(w, 1000, steps[i]);
 }
 
 /* The bound of w under `capacity` bytes, links of the rates given. */
@@ -49,11 +53,21 @@ static lms__lower_bound_t bound_of(const lms__workload_t *w, uint64_t capacity,
   return b;
 }
 
+/* The bound of w with room for every chunk: nothing moves either way. */
+static lms__lower_bound_t room_for_all(const lms__workload_t *w,
+                                       uint64_t capacity, double h2d,
+                                       double d2h) {
+  lms__lower_bound_t b = bound_of(w, capacity, h2d, d2h);
+  cr_assert(eq(u64, b.h2d_bytes, 0));
+  cr_assert(eq(u64, b.d2h_bytes, 0));
+  return b;
+}
+
 Test(bound, read_only_chunks_taking_turns) {
   /* A, B of 1 MiB under 1 MiB: A, B, A.  In steady state B comes in
    * after A and A after B: 2 MiB in, nothing out. */
   lms__workload_t w;
-  two_chunks(&w, "ab", (const char *[]){"r0", "r1", "r0"}, 3);
+  build(&w, "ab", MiB, "pp", (const char *[]){"r0", "r1", "r0", NULL});
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 0));
@@ -64,8 +78,7 @@ Test(bound, read_only_chunks_taking_turns) {
   cr_assert(eq(u64, b.time_ns, 2 * MiB + 1000));
   cr_assert(eq(int, b.cut_nsteps, 3));
   /* Twice the room: nothing moves. */
-  b = bound_of(&w, 2 * MiB, 1.0, 1.0);
-  cr_assert(eq(u64, b.h2d_bytes, 0));
+  b = room_for_all(&w, 2 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.time_ns, 3000));
   lms__wl_free(&w);
 }
@@ -75,7 +88,8 @@ Test(bound, written_chunks_go_home_to_leave) {
    * once and brought back once an iteration; the next iteration
    * overwrites them, but their bytes must still be kept. */
   lms__workload_t w;
-  two_chunks(&w, "ab-dirty", (const char *[]){"w0", "w1", "r0", "r1"}, 4);
+  build(&w, "ab-dirty", MiB, "pp",
+        (const char *[]){"w0", "w1", "r0", "r1", NULL});
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
@@ -85,9 +99,7 @@ Test(bound, written_chunks_go_home_to_leave) {
    * third and the fourth (1 MiB ns). */
   cr_assert(eq(u64, b.time_ns, 2 * MiB + MiB / 2));
   /* Room for both: A and B stay; nothing moves at all. */
-  b = bound_of(&w, 2 * MiB, 1.0, 2.0);
-  cr_assert(eq(u64, b.h2d_bytes, 0));
-  cr_assert(eq(u64, b.d2h_bytes, 0));
+  room_for_all(&w, 2 * MiB, 1.0, 2.0);
   lms__wl_free(&w);
 }
 
@@ -98,18 +110,12 @@ Test(bound, every_dirty_run_that_leaves_goes_home) {
    * home an iteration, though the gap right after each write needs no
    * room and at no one step are both away. */
   lms__workload_t w;
-  lms__wl_init(&w, "two-dirty-runs");
-  uint32_t id;
-  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 1, "A", &id), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 0, "B", &id), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 1, "C", &id), LMS_OK));
-  const char *const steps[] = {"w0", "r0", "r1", "r0", "w2", "r2", "r1", "r2"};
-  for (int i = 0; i < 8; i++) step(&w, 1000, steps[i]);
+  build(&w, "two-dirty-runs", MiB, "tpt",
+        (const char *[]){"w0", "r0", "r1", "r0", "w2", "r2", "r1", "r2", NULL});
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
-  /* With room for all three nothing leaves. */
-  b = bound_of(&w, 3 * MiB, 1.0, 1.0);
-  cr_assert(eq(u64, b.d2h_bytes, 0));
+  /* With room for all three nothing leaves (or comes in). */
+  room_for_all(&w, 3 * MiB, 1.0, 1.0);
   lms__wl_free(&w);
 }
 
@@ -119,17 +125,9 @@ Test(bound, training_splits_at_its_peak) {
    * two had to go home, after forward's compute, and come back during
    * backward's.  The split bound exceeds each direction's alone. */
   lms__workload_t w;
-  lms__wl_init(&w, "stack");
-  uint32_t id;
-  for (int i = 0; i < 4; i++) lms__wl_add_chunk(&w, MiB, 1, "a", &id);
-  step(&w, 1000, "w0");
-  step(&w, 1000, "r0 w1");
-  step(&w, 1000, "r1 w2");
-  step(&w, 1000, "r2 w3");
-  step(&w, 1000, "r3");
-  step(&w, 1000, "r2");
-  step(&w, 1000, "r1");
-  step(&w, 1000, "r0");
+  build(&w, "stack", MiB, "tttt",
+        (const char *[]){"w0", "r0 w1", "r1 w2", "r2 w3", "r3", "r2", "r1",
+                         "r0", NULL});
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
   cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, 0.0, &b, err), LMS_OK));
@@ -146,12 +144,8 @@ Test(bound, every_copy_pays_the_latency) {
    * x 4 is added to the bytes' time; with no latency, the bytes' time
    * alone. */
   lms__workload_t w;
-  lms__wl_init(&w, "latency");
-  uint32_t id;
-  for (int i = 0; i < 4; i++)
-    cr_assert(eq(int, lms__wl_add_chunk(&w, 4096, 0, "s", &id), LMS_OK));
-  const char *steps[] = {"r0", "r1", "r2", "r3"};
-  for (int i = 0; i < 4; i++) step(&w, 1000, steps[i]);
+  build(&w, "latency", 4096, "pppp",
+        (const char *[]){"r0", "r1", "r2", "r3", NULL});
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
   cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, &b, err), LMS_OK));
@@ -170,6 +164,7 @@ Test(bound, every_copy_pays_the_latency) {
    * take the largest gaps first, and the large one alone holds them: one
    * copy's latency, not five. */
   lms__wl_init(&w, "mixed");
+  uint32_t id;
   for (int i = 0; i < 4; i++)
     cr_assert(eq(int, lms__wl_add_chunk(&w, 4096, 0, "s", &id), LMS_OK));
   cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 0, "L", &id), LMS_OK));
@@ -204,16 +199,8 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
    * byte per ns, one after the other.  The byte bounds (3 MiB each way)
    * and the split within the iteration (3 MiB) miss it. */
   lms__workload_t w;
-  lms__wl_init(&w, "two-layers");
-  uint32_t id;
-  lms__wl_add_chunk(&w, MiB, 0, "W1", &id);
-  lms__wl_add_chunk(&w, MiB, 0, "W2", &id);
-  lms__wl_add_chunk(&w, MiB, 1, "X1", &id);
-  lms__wl_add_chunk(&w, MiB, 1, "X2", &id);
-  step(&w, 1000, "r0 w2");
-  step(&w, 1000, "r1 w3");
-  step(&w, 1000, "r3 b1");
-  step(&w, 1000, "r2 b0");
+  build(&w, "two-layers", MiB, "pptt",
+        (const char *[]){"r0 w2", "r1 w3", "r3 b1", "r2 b0", NULL});
   lms__lower_bound_t b = bound_of(&w, 2 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.h2d_bytes, 3 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 3 * MiB));
@@ -224,7 +211,7 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
             (unsigned long long)b.cut_ns);
   cr_assert(eq(u64, b.time_ns, 4 * MiB + 1000));
   /* With room for everything nothing need be absent. */
-  b = bound_of(&w, 4 * MiB, 1.0, 1.0);
+  b = room_for_all(&w, 4 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.cut_ns, 0));
   cr_assert(eq(u64, b.time_ns, 4000));
   lms__wl_free(&w);
