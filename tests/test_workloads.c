@@ -26,6 +26,20 @@ static lms__workload_t wl;
 
 static void wl_down(void) { lms__wl_free(&wl); }
 
+enum { R = LMS_ACCESS_READ, W = LMS_ACCESS_WRITE, RW = LMS_ACCESS_RW };
+typedef struct ref {
+  uint32_t chunk;
+  unsigned access;
+} ref_t;
+
+/* Adds to wl a step of 1 ns named name with the references given. */
+static void add_step(const char *name, int nrefs, const ref_t *refs) {
+  cr_assert(eq(int, lms__wl_add_step(&wl, 1, name), LMS_OK));
+  for (int i = 0; i < nrefs; i++)
+    cr_assert(eq(int, lms__wl_add_ref(&wl, refs[i].chunk, refs[i].access),
+                 LMS_OK), "%s: reference %d", name, i);
+}
+
 static lms_status_t build(const char *name, int batch, int train, int size,
                           double device_flops, lms__workload_t *w,
                           char *err) {
@@ -301,23 +315,16 @@ Test(peak_live, lifetimes_from_steps, .fini = wl_down) {
             "no steps: the persistent chunks only");
   /* a: steps 0-2; b: step 1 only; c: steps 3-4.  Live: 100, 120, 100,
    * 3, 3 (plus 1000) -> peak 1120; a and c never overlap. */
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s0"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s1"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, b, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s2"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s3"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, c, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, p, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s4"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, c, LMS_ACCESS_READ), LMS_OK));
+  add_step("s0", 1, (ref_t[]){{a, W}});
+  add_step("s1", 1, (ref_t[]){{b, W}});
+  add_step("s2", 1, (ref_t[]){{a, R}});
+  add_step("s3", 2, (ref_t[]){{c, W}, {p, R}});
+  add_step("s4", 1, (ref_t[]){{c, R}});
   cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1120));
   /* Reading a again at step 4 keeps it live across steps 3 and 4. */
   cr_assert(eq(int, lms__wl_add_ref(&wl, a, LMS_ACCESS_READ), LMS_OK));
   cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1120));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s5"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, b, LMS_ACCESS_READ), LMS_OK));
+  add_step("s5", 1, (ref_t[]){{b, R}});
   cr_assert(eq(u64, lms__wl_peak_live_bytes(&wl), 1123),
             "b now spans steps 1-5, over a and c together");
 }
@@ -433,19 +440,10 @@ Test(dead_after, the_last_use_of_what_is_first_overwritten, .fini = wl_down) {
   cr_assert(eq(int, lms__wl_add_chunk(&wl, 4, 1, "tmp", &tmp), LMS_OK));
   cr_assert(eq(int, lms__wl_add_chunk(&wl, 5, 0, "in", &in), LMS_OK));
   /* s0: act = f(in, w); s1: tmp; grad = g(act); s2: w -= grad; s3: read in */
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s0"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, in, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, wgt, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, act, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s1"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, tmp, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, act, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, grad, LMS_ACCESS_WRITE), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s2"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, grad, LMS_ACCESS_READ), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, wgt, LMS_ACCESS_RW), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s3"), LMS_OK));
-  cr_assert(eq(int, lms__wl_add_ref(&wl, in, LMS_ACCESS_READ), LMS_OK));
+  add_step("s0", 3, (ref_t[]){{in, R}, {wgt, R}, {act, W}});
+  add_step("s1", 3, (ref_t[]){{tmp, W}, {act, R}, {grad, W}});
+  add_step("s2", 2, (ref_t[]){{grad, R}, {wgt, RW}});
+  add_step("s3", 1, (ref_t[]){{in, R}});
   uint64_t bytes = 0;
   cr_assert(eq(u32, lms__wl_mark_dead(&wl, &bytes), 2));
   cr_assert(eq(u64, bytes, 230));
@@ -550,14 +548,20 @@ Test(wide_step, merges_in_its_own_step_only, .fini = wl_down) {
   validate_refuses(&wl, "step 0 ('wide') names chunk 0 twice");
 }
 
+/* Makes wl, named name: n chunks of the largest size, and one step
+ * naming none of them. */
+static void largest_chunks(const char *name, int n) {
+  lms__wl_init(&wl, name);
+  for (int i = 0; i < n; i++)
+    cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", NULL),
+                 LMS_OK));
+  add_step("s", 0, NULL);
+}
+
 /* The totals of Note [Workload totals]: each accepted at its limit and
  * refused one past it, with the limit named. */
 Test(totals, chunks_of_1_PiB_in_all, .fini = wl_down) {
-  lms__wl_init(&wl, "big");
-  for (int i = 0; i < 4; i++)
-    cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", NULL),
-                 LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  largest_chunks("big", 4);
   validate_ok(&wl);
   cr_assert(eq(u64, lms__wl_chunk_bytes(&wl), LMS__WL_MAX_TOTAL_BYTES));
   cr_assert(eq(int, lms__wl_add_chunk(&wl, 1, 0, "", NULL), LMS_OK));
@@ -570,11 +574,7 @@ Test(totals, chunks_of_1_PiB_in_all, .fini = wl_down) {
  * naming them all to 0 bytes too: the sums saturate, and validate
  * refuses. */
 Test(totals, sums_saturate_rather_than_wrap, .fini = wl_down) {
-  lms__wl_init(&wl, "wraps");
-  for (int i = 0; i < 65536; i++)
-    cr_assert(eq(int, lms__wl_add_chunk(&wl, LMS__WL_MAX_SIZE, 0, "", NULL),
-                 LMS_OK));
-  cr_assert(eq(int, lms__wl_add_step(&wl, 1, "s"), LMS_OK));
+  largest_chunks("wraps", 65536);
   for (uint32_t i = 0; i < 65536; i++)
     cr_assert(eq(int, lms__wl_add_ref(&wl, i, LMS_ACCESS_READ), LMS_OK));
   cr_assert(eq(u64, lms__wl_chunk_bytes(&wl), UINT64_MAX));
