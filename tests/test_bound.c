@@ -83,6 +83,32 @@ Test(bound, read_only_chunks_taking_turns) {
   lms__wl_free(&w);
 }
 
+Test(bound, half_a_chunk_of_room_keeps_nothing) {
+  /* Eight blocks of 1 MiB streamed past, each read at its own step, with
+   * room for 2.5 more beside it.  Taken in part, the gaps by their end
+   * keep 1 + 1 + 0.5 (and 1 of the last, whose steps lie past the
+   * iteration's), 4.5 MiB in; whole, the half of the third cannot stay:
+   * 5 MiB, as with room for exactly 2. */
+  lms__workload_t w;
+  build(&w, "stream", MiB, "pppppppp",
+        (const char *[]){"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", NULL});
+  lms__lower_bound_t b = bound_of(&w, 3 * MiB + MiB / 2, 1.0, 1.0);
+  cr_assert(eq(u64, b.h2d_bytes, 5 * MiB));
+  cr_assert(eq(u64, bound_of(&w, 3 * MiB, 1.0, 1.0).h2d_bytes, 5 * MiB));
+  /* Mixed sizes whose gcd is half a block: the half stays. */
+  lms__wl_free(&w);
+  lms__wl_init(&w, "stream-mixed");
+  for (int i = 0; i < 8; i++) {
+    uint32_t id;
+    cr_assert(eq(int, lms__wl_add_chunk(&w, i == 7 ? MiB / 2 : MiB, 0, "c", &id),
+                 LMS_OK));
+  }
+  for (int i = 0; i < 8; i++) step(&w, 1000, (const char[]){'r', (char)('0' + i), 0});
+  b = bound_of(&w, 3 * MiB + MiB / 2, 1.0, 1.0);
+  cr_assert(lt(u64, b.h2d_bytes, 5 * MiB));
+  lms__wl_free(&w);
+}
+
 Test(bound, written_chunks_go_home_to_leave) {
   /* A, B written, then read, under room for one: each is written home
    * once and brought back once an iteration; the next iteration
@@ -267,6 +293,27 @@ static seen_t look(const lms__workload_t *w, uint32_t c, int64_t x) {
   return v;
 }
 
+/* The room across step p, x = n + p: the capacity less the step's bytes,
+ * taken down to a multiple of the gcd of the sizes of the chunks live
+ * across it, as only whole chunks stay (Note [A lower bound no policy
+ * can beat]). */
+static int64_t room_at(const lms__workload_t *w, uint64_t capacity,
+                       const uint64_t *step_bytes, int64_t p) {
+  int64_t r = (int64_t)(capacity - step_bytes[p]);
+  uint64_t g = 0;
+  for (uint32_t c = 0; c < w->nchunks; c++) {
+    if (!look(w, c, (int64_t)w->nsteps + p).live) continue;
+    for (uint64_t a = g, b = w->chunks[c].size; ; ) {
+      if (b == 0) { g = a; break; }
+      uint64_t t = a % b;
+      a = b;
+      b = t;
+    }
+  }
+  if (g > 1 && r > 0) r -= r % (int64_t)g;
+  return r;
+}
+
 /* The least of a x in + b x out over picks of r bytes among in-only (up
  * to fi), out-only (up to fo) and both, tried in steps of `unit`. */
 static double least(int64_t r, int64_t fi, int64_t fo, double a, double b,
@@ -307,8 +354,7 @@ static double cuts_at(const lms__workload_t *w, uint64_t capacity,
       out[i] += o ? sz : 0;
       both[i] += r && o ? sz : 0;
     }
-    rest[i] = in[i] + out[i] - both[i] -
-              (int64_t)(capacity - step_bytes[cut[i]]);
+    rest[i] = in[i] + out[i] - both[i] - room_at(w, capacity, step_bytes, cut[i]);
   }
   double best = 0;
   int choices = k == 2 ? 9 : 27;
@@ -337,7 +383,7 @@ static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
       step_bytes[s] += w->chunks[w->refs[w->steps[s].first_ref + k].chunk].size;
   int any = 0;
   for (int64_t p = 0; p < n && !any; p++) {
-    int64_t absent = -(int64_t)(capacity - step_bytes[p]);
+    int64_t absent = -room_at(w, capacity, step_bytes, p);
     for (uint32_t c = 0; c < w->nchunks; c++)
       if (look(w, c, n + p).live) absent += (int64_t)w->chunks[c].size;
     any = absent > 0;

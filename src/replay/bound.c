@@ -72,6 +72,18 @@
  * moved many chunks in one copy (cudaMemcpyBatchAsync) would pay it once
  * per batch; the runtime does not, and neither does the simulator.
  *
+ * Whole chunks.  The room across a step holds whole chunks, each of a gap
+ * across it, so what stays there is a sum of such sizes: a multiple of
+ * G(t), the greatest common divisor of the sizes of every chunk with a
+ * gap across t (those that stay are some of them).  So each step's room
+ * is taken down to a multiple of G(t) before anything above uses it.
+ * Where chunks are alike this is most of the gap between fractions and
+ * whole chunks: 47 weight blocks of 48 MiB across every step of a
+ * streamed model, with room for 22.85 of them, keep 22.  Where sizes are
+ * mixed G(t) is small and nothing changes.  A sweep over the steps with a
+ * count per distinct size and a tree of their gcds: O(r log d) for d
+ * distinct sizes.
+ *
  * Chunks are taken as host-homed, the freest placement: chunks a run keeps
  * on the device only constrain it more.  A "w" reference overwrites, so a
  * gap ending in one costs nothing and is not counted; a transient chunk
@@ -201,6 +213,120 @@ static void mark_dirty_runs(const use_t *u, uint32_t k, int wraps,
   }
 }
 
+/* ---- Whole chunks (Note [A lower bound no policy can beat]) -------------- */
+
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b != 0) {
+    uint64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+static int u64_cmp(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct span_ev {
+  uint32_t at;   /* step */
+  uint32_t size; /* index among the distinct sizes */
+  int32_t d;     /* +1 from here, -1 from here */
+} span_ev_t;
+
+static int ev_cmp(const void *a, const void *b) {
+  const span_ev_t *x = a, *y = b;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Adds the steps strictly between uses at a and b (b may pass n: round
+ * the cycle) as events; a span of no step adds none. */
+static size_t span(span_ev_t *ev, size_t ne, uint32_t a, uint32_t b,
+                   uint32_t n, uint32_t size) {
+  if (b <= a + 1) return ne;
+  uint32_t lo = a + 1, hi = b; /* [lo, hi) on the doubled timeline */
+  if (lo >= n) {
+    lo -= n;
+    hi -= n;
+  }
+  if (hi <= n) {
+    ev[ne++] = (span_ev_t){lo, size, 1};
+    if (hi < n) ev[ne++] = (span_ev_t){hi, size, -1};
+  } else {
+    ev[ne++] = (span_ev_t){lo, size, 1};
+    ev[ne++] = (span_ev_t){0, size, 1};
+    ev[ne++] = (span_ev_t){hi - n, size, -1};
+  }
+  return ne;
+}
+
+/* Takes room[t] (and room[t + n]) down to a multiple of G(t).  Returns
+ * LMS_ERR_HOST_OOM without changing room if memory runs out. */
+static lms_status_t whole_chunks(const lms__workload_t *w, const use_t *uses,
+                                 const uint32_t *first, const uint32_t *count,
+                                 int64_t *room) {
+  uint32_t n = w->nsteps, nc = w->nchunks;
+  uint64_t *sz = malloc(((size_t)nc + 1) * sizeof *sz);
+  /* Each use starts at most one span, split in at most three events. */
+  span_ev_t *ev = malloc((3 * (size_t)w->nrefs + 1) * sizeof *ev);
+  uint32_t *cnt = NULL;
+  uint64_t *tree = NULL;
+  lms_status_t st = LMS_ERR_HOST_OOM;
+  if (sz == NULL || ev == NULL) goto done;
+  for (uint32_t c = 0; c < nc; c++) sz[c] = w->chunks[c].size;
+  qsort(sz, nc, sizeof *sz, u64_cmp);
+  size_t d = 0;
+  for (uint32_t c = 0; c < nc; c++)
+    if (d == 0 || sz[d - 1] != sz[c]) sz[d++] = sz[c];
+  size_t leaves = 1;
+  while (leaves < d) leaves *= 2;
+  cnt = calloc(d + 1, sizeof *cnt);
+  tree = calloc(2 * leaves, sizeof *tree);
+  if (cnt == NULL || tree == NULL) goto done;
+  size_t ne = 0;
+  for (uint32_t c = 0; c < nc; c++) {
+    const use_t *u = &uses[first[c]];
+    uint32_t k = count[c];
+    uint64_t size = w->chunks[c].size;
+    uint32_t lo = 0, hi = (uint32_t)d;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (sz[mid] < size) lo = mid + 1;
+      else hi = mid;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+      if (u[i].dead_after) continue;
+      if (i + 1 < k)
+        ne = span(ev, ne, u[i].step, u[i + 1].step, n, lo);
+      else if (!w->chunks[c].transient)
+        ne = span(ev, ne, u[i].step, u[0].step + n, n, lo);
+    }
+  }
+  qsort(ev, ne, sizeof *ev, ev_cmp);
+  for (uint32_t t = 0, e = 0; t < n; t++) {
+    for (; e < ne && ev[e].at == t; e++) {
+      uint32_t i = ev[e].size;
+      cnt[i] = (uint32_t)((int64_t)cnt[i] + ev[e].d);
+      size_t x = leaves + i;
+      tree[x] = cnt[i] > 0 ? sz[i] : 0;
+      for (x /= 2; x >= 1; x /= 2) tree[x] = gcd64(tree[2 * x], tree[2 * x + 1]);
+    }
+    uint64_t g = tree[1];
+    if (g > 1 && room[t] > 0) {
+      room[t] -= room[t] % (int64_t)g;
+      room[t + n] = room[t];
+    }
+  }
+  st = LMS_OK;
+done:
+  free(sz);
+  free(ev);
+  free(cnt);
+  free(tree);
+  return st;
+}
+
 /* The gaps of one chunk around the cycle of n steps (Note [Cuts around
  * the cycle] in cuts.c): from each use to the next, wrapping for a
  * chunk that lives on; each knows whether its second use reads and how
@@ -305,6 +431,11 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   for (uint32_t s = 0; s < n; s++) {
     int64_t r = (int64_t)capacity - (int64_t)step_bytes[s];
     room[s] = room[s + n] = r;
+  }
+  if (whole_chunks(w, uses, first, count, room) != LMS_OK) {
+    lms__errf(err, "lower bound: no host memory for %u chunks", w->nchunks);
+    st = LMS_ERR_HOST_OOM;
+    goto done;
   }
   size_t ng = 0;
   for (uint32_t c = 0; c < w->nchunks; c++) {
