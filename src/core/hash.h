@@ -3,8 +3,8 @@
  * ledger and its cache of kernel parameters, the period learner's table
  * of keys): keys are addresses or serials, aligned or consecutive, so the
  * high bits are folded down before a table takes the low ones.  It is
- * the 64-bit finaliser of MurmurHash3 (a published constant and three
- * steps). */
+ * the first half of MurmurHash3's 64-bit finaliser (a shift, a multiply
+ * by its published constant, a shift). */
 #ifndef LMS_CORE_HASH_H
 #define LMS_CORE_HASH_H
 

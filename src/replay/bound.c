@@ -79,10 +79,10 @@
  * is taken down to a multiple of G(t) before anything above uses it.
  * Where chunks are alike this is most of the gap between fractions and
  * whole chunks: 47 weight blocks of 48 MiB across every step of a
- * streamed model, with room for 22.85 of them, keep 22.  Where sizes are
+ * streamed model, with room for 22.875 of them, keep 22.  Where sizes are
  * mixed G(t) is small and nothing changes.  A sweep over the steps with a
- * count per distinct size and a tree of their gcds: O(r log d) for d
- * distinct sizes.
+ * count per distinct size and a tree of their gcds: O(r log r) for the
+ * events' sort, O(log d) an event for d distinct sizes.
  *
  * Chunks are taken as host-homed, the freest placement: chunks a run keeps
  * on the device only constrain it more.  A "w" reference overwrites, so a
