@@ -293,6 +293,15 @@ static seen_t look(const lms__workload_t *w, uint32_t c, int64_t x) {
   return v;
 }
 
+static uint64_t gcd(uint64_t a, uint64_t b) {
+  while (b != 0) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 /* The room across step p, x = n + p: the capacity less the step's bytes,
  * taken down to a multiple of the gcd of the sizes of the chunks live
  * across it, as only whole chunks stay (Note [A lower bound no policy
@@ -301,15 +310,8 @@ static int64_t room_at(const lms__workload_t *w, uint64_t capacity,
                        const uint64_t *step_bytes, int64_t p) {
   int64_t r = (int64_t)(capacity - step_bytes[p]);
   uint64_t g = 0;
-  for (uint32_t c = 0; c < w->nchunks; c++) {
-    if (!look(w, c, (int64_t)w->nsteps + p).live) continue;
-    for (uint64_t a = g, b = w->chunks[c].size; ; ) {
-      if (b == 0) { g = a; break; }
-      uint64_t t = a % b;
-      a = b;
-      b = t;
-    }
-  }
+  for (uint32_t c = 0; c < w->nchunks; c++)
+    if (look(w, c, (int64_t)w->nsteps + p).live) g = gcd(g, w->chunks[c].size);
   if (g > 1 && r > 0) r -= r % (int64_t)g;
   return r;
 }
