@@ -6,7 +6,8 @@ Every fenced block in README.md or docs/*.md that follows a line
 
     <!-- figures: lms ARGS -->
 
-is replaced by what `BUILD/bin/lms ARGS` prints (stdout and stderr), so a
+is replaced by what `BUILD/bin/lms ARGS` prints (stdout and stderr, less
+`lms sim`'s progress lines, which come only when a run is slow), so a
 table in the documentation is what the commit it lands in prints.  Usage:
 
     scripts/readme-figures.py [--check] [BUILD]     (BUILD: build)
@@ -14,11 +15,15 @@ table in the documentation is what the commit it lands in prints.  Usage:
 --check changes nothing and exits 1 if a block differs from the build.
 """
 import os
+import re
 import shlex
 import subprocess
 import sys
 
 MARK = "<!-- figures: lms "
+# `lms sim`'s progress, printed once a run has taken two seconds: how
+# many appear depends on the machine's speed, not on the figures.
+PROGRESS = re.compile(r"^lms sim: run \d+ of \d+: ")
 
 
 def run(lms, args, cwd):
@@ -28,7 +33,8 @@ def run(lms, args, cwd):
     if p.returncode != 0:
         sys.exit(f"readme-figures: lms {args} exited {p.returncode}:\n"
                  f"{p.stdout}")
-    return p.stdout.rstrip("\n").split("\n")
+    return [l for l in p.stdout.rstrip("\n").split("\n")
+            if not PROGRESS.match(l)]
 
 
 def regenerate(lms, build, path, name):

@@ -404,55 +404,95 @@ static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
   return best;
 }
 
+/* A random program of `nsteps` steps over NC chunks of multiples of
+ * CUT_UNIT bytes, or with `round` all persistent, of one size and taken
+ * in turn (step s uses chunk s % NC), so that nearly every step ties in
+ * the bytes absent across it; its compute and accesses are random either
+ * way. */
+enum { NC = 10 };
+#define CUT_UNIT ((int64_t)64 * 1024)
+
+static uint64_t random_program(lms__workload_t *w, uint64_t *rng, int nsteps,
+                               int round) {
+  static const unsigned kinds[] = {LMS_ACCESS_READ, LMS_ACCESS_WRITE,
+                                   LMS_ACCESS_RW};
+  lms__wl_init(w, "cuts");
+  uint64_t total = 0;
+  for (int c = 0; c < NC; c++) {
+    uint64_t size = (1 + (round ? 3 : lms_test_next(rng) % 16)) * (uint64_t)CUT_UNIT;
+    int transient = !round && lms_test_next(rng) % 3 == 0;
+    uint32_t id;
+    lms__wl_add_chunk(w, size, transient, "c", &id);
+    total += size;
+  }
+  int seen[NC] = {0};
+  for (int s = 0; s < nsteps; s++) {
+    lms__wl_add_step(w, 1000 + lms_test_next(rng) % 400000, "s");
+    int k = round ? 1 : 1 + (int)(lms_test_next(rng) % 3);
+    for (int j = 0; j < k; j++) {
+      int c = round ? s % NC : (int)(lms_test_next(rng) % NC);
+      unsigned acc = kinds[lms_test_next(rng) % 3];
+      if (!seen[c] && w->chunks[c].transient) acc = LMS_ACCESS_WRITE;
+      seen[c] = 1;
+      lms__wl_add_ref(w, (uint32_t)c, acc);
+    }
+  }
+  return total;
+}
+
+/* The search's cuts against their definition, for w under capacity
+ * total / `over` (a multiple of the unit, at least the largest step);
+ * 1 if the cuts decided the bound. */
+static int check_cuts(const lms__workload_t *w, uint64_t total, uint64_t over,
+                      double ri, double ro, int trial) {
+  uint64_t step = lms__wl_max_step_bytes(w);
+  /* Every byte count a multiple of the unit, which the picks step by. */
+  uint64_t cap = total / over / (uint64_t)CUT_UNIT * (uint64_t)CUT_UNIT;
+  if (cap < step) cap = step;
+  lms__lower_bound_t b;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(w, cap, ri, ro, 0.0, &b, err), LMS_OK),
+            "%s", err);
+  double want = cuts_directly(w, cap, ri, ro, CUT_UNIT);
+  double got = (double)b.cut_ns;
+  int same = got <= want + 1.0 && got >= want - 1.0;
+  cr_assert(same, "trial %d: cuts %llu, by definition %.1f", trial,
+            (unsigned long long)b.cut_ns, want);
+  return b.time_ns == b.cut_ns && b.cut_ns > 0;
+}
+
 Test(bound, cuts_match_their_definition) {
-  /* Random programs of at most 16 steps, so that every step is a
-   * candidate cut, some with bytes dead after their last use. */
+  /* Random programs of at most 16 steps, some with bytes dead after
+   * their last use. */
   uint64_t rng = 0xc07;
   int bound_by_cuts = 0;
   for (int trial = 0; trial < 60; trial++) {
     lms__workload_t w;
-    lms__wl_init(&w, "cuts");
-    enum { NC = 10 };
-    const int64_t unit = 64 * 1024;
-    uint64_t total = 0;
-    for (int c = 0; c < NC; c++) {
-      uint64_t size = (1 + lms_test_next(&rng) % 16) * (uint64_t)unit;
-      uint32_t id;
-      lms__wl_add_chunk(&w, size, (int)(lms_test_next(&rng) % 3 == 0), "c", &id);
-      total += size;
-    }
-    int nsteps = 4 + (int)(lms_test_next(&rng) % 13), seen[NC] = {0};
-    for (int s = 0; s < nsteps; s++) {
-      lms__wl_add_step(&w, 1000 + lms_test_next(&rng) % 400000, "s");
-      int k = 1 + (int)(lms_test_next(&rng) % 3);
-      for (int j = 0; j < k; j++) {
-        int c = (int)(lms_test_next(&rng) % NC);
-        unsigned acc = (unsigned[]){LMS_ACCESS_READ, LMS_ACCESS_WRITE,
-                                    LMS_ACCESS_RW}[lms_test_next(&rng) % 3];
-        if (!seen[c] && w.chunks[c].transient) acc = LMS_ACCESS_WRITE;
-        seen[c] = 1;
-        lms__wl_add_ref(&w, (uint32_t)c, acc);
-      }
-    }
+    uint64_t total = random_program(&w, &rng, 4 + (int)(lms_test_next(&rng) % 13), 0);
     if (trial % 2) lms__wl_mark_dead(&w, NULL);
-    uint64_t step = lms__wl_max_step_bytes(&w);
-    /* Every byte count a multiple of the unit, which the picks step by. */
-    uint64_t cap = total / (2 + (uint64_t)trial % 3) / (uint64_t)unit * (uint64_t)unit;
-    if (cap < step) cap = step;
-    double ri = 1.0 + (double)(trial % 3), ro = 1.0 + (double)(trial % 2);
-    lms__lower_bound_t b;
-    char err[LMS__ERRBUF];
-    cr_assert(eq(int, lms__lower_bound(&w, cap, ri, ro, 0.0, &b, err), LMS_OK),
-              "%s", err);
-    double want = cuts_directly(&w, cap, ri, ro, unit);
-    double got = (double)b.cut_ns;
-    int same = got <= want + 1.0 && got >= want - 1.0;
-    cr_assert(same, "trial %d: cuts %llu, by definition %.1f", trial,
-              (unsigned long long)b.cut_ns, want);
-    bound_by_cuts += b.time_ns == b.cut_ns && b.cut_ns > 0;
+    bound_by_cuts += check_cuts(&w, total, 2 + (uint64_t)trial % 3,
+                                1.0 + (double)(trial % 3),
+                                1.0 + (double)(trial % 2), trial);
     lms__wl_free(&w);
   }
   /* The programs are varied enough that the cuts decide some bounds. */
+  cr_assert(gt(int, bound_by_cuts, 0));
+}
+
+Test(bound, cuts_found_among_steps_alike) {
+  /* Programs of 52 steps taking ten chunks in turn: nearly every step
+   * ties in the bytes absent across it, and the best cuts lie where the
+   * compute says, anywhere in the iteration.  Small enough that every
+   * step is tried, so the search must find what the definition does. */
+  uint64_t rng = 0xa11e;
+  int bound_by_cuts = 0;
+  for (int trial = 0; trial < 4; trial++) {
+    lms__workload_t w;
+    uint64_t total = random_program(&w, &rng, 52, 1);
+    bound_by_cuts += check_cuts(&w, total, 2 + (uint64_t)trial % 2, 1.0,
+                                1.0 + (double)(trial % 2), trial);
+    lms__wl_free(&w);
+  }
   cr_assert(gt(int, bound_by_cuts, 0));
 }
 

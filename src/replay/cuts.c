@@ -41,20 +41,27 @@
  * cuts of small random programs from this definition, and the tests
  * bound::never_above_* hold every policy to the bound.
  *
- * Cost.  Two cuts: one cut p among the K steps with the most bytes absent
- * (K = 16), the other q among all steps; for each p, difference arrays
- * over q's offset from p give every class of bytes at both cuts in
- * O(gaps + steps), so O(K (gaps + steps)).  Three cuts: every triple of a
- * pool of steps (those K and the q that did best with each; every step of
- * an iteration of at most 48), O(gaps) a triple, the pool cut down until
- * the triples cost at most about 2e7 gap visits.  Taking every step of
- * ResNet-50's 178 would tighten its bound by 1 % and take 7 s. */
+ * Cost.  Two cuts: one cut p among K candidate steps, the other q among
+ * all steps; for each p, difference arrays over q's offset from p give
+ * every class of bytes at both cuts in O(gaps + steps), so O(K (gaps +
+ * steps)).  K is every step with bytes absent while K (gaps + steps)
+ * stays under CUT_VISITS, which every trace of bench/workloads does, so
+ * there the pairs are searched whole.  Past it, K is the steps with the
+ * most bytes absent, and steps that tie are taken in an order scattered
+ * over the iteration (a hash of the step), not lowest first: in a
+ * program whose steps are alike most of them tie, and the lowest K lie
+ * in one corner of it.  Three cuts: every triple of a pool of steps, O(gaps) a
+ * triple: every step while the triples cost at most CUT_VISITS gap
+ * visits, else the candidates and the q that did best with each, the
+ * pool cut down to its steps whose best pair was highest. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "replay/cuts.h"
 
-#define CUT_CANDIDATES 16
+#define CUT_CANDIDATES 16   /* the fewest candidates for the first cut */
+#define CUT_VISITS 2e7      /* gap visits the search may spend each way */
 
 static int64_t at_least0(int64_t x) { return x > 0 ? x : 0; }
 
@@ -145,10 +152,25 @@ static int by_step(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Most absent first; ties scattered over the iteration. */
 static int by_absent(const void *a, const void *b) {
   const cand_t *x = a, *y = b;
   if (x->absent != y->absent) return x->absent > y->absent ? -1 : 1;
+  uint64_t hx = lms__mix64(x->step + 1), hy = lms__mix64(y->step + 1);
+  if (hx != hy) return hx < hy ? -1 : 1;
   return x->step < y->step ? -1 : 1;
+}
+
+typedef struct scored {
+  double best;
+  uint32_t step;
+} scored_t;
+
+/* Highest best pair first; ties by step. */
+static int by_best(const void *a, const void *b) {
+  const scored_t *x = a, *y = b;
+  if (x->best != y->best) return x->best > y->best ? -1 : 1;
+  return x->step < y->step ? -1 : x->step > y->step;
 }
 
 lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
@@ -161,12 +183,13 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   cand_t *cand = malloc(n * sizeof *cand);
   uint64_t *pc = calloc(m + 1, sizeof *pc);
   int64_t *arr = calloc(6 * m, sizeof *arr);
-  double *best_with = calloc(CUT_CANDIDATES, sizeof *best_with);
-  uint32_t *partner = calloc(CUT_CANDIDATES, sizeof *partner);
-  uint32_t *pool = malloc((n > 2 * CUT_CANDIDATES ? n : 2 * CUT_CANDIDATES) *
-                          sizeof *pool);
+  double *best_with = calloc(n, sizeof *best_with);
+  uint32_t *partner = calloc(n, sizeof *partner);
+  uint32_t *pool = malloc(2 * (size_t)n * sizeof *pool);
+  scored_t *sc = malloc(2 * (size_t)n * sizeof *sc);
   lms_status_t st = LMS_OK;
-  if (!absent || !cand || !pc || !arr || !best_with || !partner || !pool) {
+  if (!absent || !cand || !pc || !arr || !best_with || !partner || !pool ||
+      !sc) {
     st = LMS_ERR_HOST_OOM;
     goto out;
   }
@@ -188,7 +211,10 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   for (uint32_t s = 0; s < n; s++)
     if (absent[s] > 0) cand[nc++] = (cand_t){.absent = absent[s], .step = s};
   qsort(cand, nc, sizeof *cand, by_absent);
-  if (nc > CUT_CANDIDATES) nc = CUT_CANDIDATES;
+  double per_p = (double)ng + (double)n + 1;
+  uint32_t keep = (uint32_t)(CUT_VISITS / per_p);
+  if (keep < CUT_CANDIDATES) keep = CUT_CANDIDATES;
+  if (nc > keep) nc = keep;
   for (uint32_t s = 0; s < n; s++) pc[s + 1] = pc[s] + compute[s];
   uint64_t total = pc[n];
   int64_t *pin = arr, *pout = arr + m, *pboth = arr + 2 * m;
@@ -261,26 +287,35 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
       }
     }
   }
-  /* Three cuts: every triple of a pool of steps, the candidates and the
-   * partner that did best with each (every step of a short iteration),
-   * as many as keep the work near 2e7 gap visits. */
+  /* Three cuts: every triple of a pool of steps: all of them while the
+   * triples cost at most CUT_VISITS gap visits, else the candidates and
+   * the partner that did best with each, as many of those whose best pair
+   * was highest as keep within it. */
   uint32_t np = 0;
+  double per_triple = (double)ng + 1;
   if (nc == 0) {
     /* Nothing need be absent anywhere: no cut forces a copy. */
-  } else if (n <= 48) {
+  } else if ((double)n * (n - 1) * (n - 2) / 6 * per_triple <= CUT_VISITS) {
     for (uint32_t s = 0; s < n; s++) pool[np++] = s;
   } else {
+    uint32_t ns = 0;
     for (uint32_t ci = 0; ci < nc; ci++) {
-      pool[np++] = cand[ci].step;
-      if (best_with[ci] > 0) pool[np++] = partner[ci];
+      sc[ns++] = (scored_t){.best = best_with[ci], .step = cand[ci].step};
+      if (best_with[ci] > 0)
+        sc[ns++] = (scored_t){.best = best_with[ci], .step = partner[ci]};
+    }
+    qsort(sc, ns, sizeof *sc, by_best);
+    /* A step in the pool once, at its highest score (the first seen). */
+    for (uint32_t i = 0; i < ns; i++) {
+      int dup = 0;
+      for (uint32_t j = 0; j < np && !dup; j++) dup = pool[j] == sc[i].step;
+      if (dup) continue;
+      if (np >= 3 &&
+          (double)(np + 1) * np * (np - 1) / 6 * per_triple > CUT_VISITS)
+        break;
+      pool[np++] = sc[i].step;
     }
     qsort(pool, np, sizeof *pool, by_step);
-    uint32_t u = 0;
-    for (uint32_t i = 0; i < np; i++)
-      if (u == 0 || pool[u - 1] != pool[i]) pool[u++] = pool[i];
-    np = u;
-    while (np > 3 && (double)np * (np - 1) * (np - 2) / 6 * (double)(ng + 1) > 2e7)
-      np--;
   }
   for (uint32_t a = 0; a + 2 < np; a++)
     for (uint32_t b = a + 1; b + 1 < np; b++)
@@ -301,5 +336,6 @@ out:
   free(best_with);
   free(partner);
   free(pool);
+  free(sc);
   return st;
 }
