@@ -33,20 +33,15 @@
  * Invariants: a slot with pid 0 is free; every live process has at most
  * one slot, the one its handle names; the table is changed only under the
  * mutex. */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc/alloc.h"
 #include "core/log.h"
+#include "core/nodeshm.h"
 
 #define LEDGER_MAGIC 0x6c6d736e6f646531ull /* "lmsnode1" */
 #define LEDGER_SLOTS 256
@@ -58,58 +53,20 @@ typedef struct slot {
 } slot_t;
 
 typedef struct ledger_shm {
-  uint64_t magic;        /* set last, once the mutex is ready */
-  pthread_mutex_t lock;
   slot_t slots[LEDGER_SLOTS];
 } ledger_shm_t;
 
 const char *lms__node_ledger_name;
 
 struct lms__node_ledger {
-  ledger_shm_t *shm;
+  lms__nodeshm_t obj;
+  ledger_shm_t *shm;  /* its payload */
   int slot;
   uint64_t limit;
-  char name[64];
 };
 
-/* The start time of pid in clock ticks since boot (field 22 of
- * /proc/PID/stat), 0 when it cannot be read. */
-static unsigned long long start_time(pid_t pid) {
-  char path[64], buf[1024];
-  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return 0;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  /* The command name (field 2) may hold spaces: fields 3 on follow the
-   * last ')'. */
-  char *p = strrchr(buf, ')');
-  if (p == NULL) return 0;
-  char *save = NULL;
-  int field = 3;
-  for (char *tok = strtok_r(p + 1, " ", &save); tok != NULL;
-       tok = strtok_r(NULL, " ", &save), field++)
-    if (field == 22) return strtoull(tok, NULL, 10);
-  return 0;
-}
-
-static int alive(const slot_t *s) {
-  if (s->pid == 0) return 0;
-  if (kill(s->pid, 0) != 0 && errno == ESRCH) return 0;
-  unsigned long long st = start_time(s->pid);
-  return st == 0 || st == s->start;
-}
-
-static int take(ledger_shm_t *shm) {
-  int rc = pthread_mutex_lock(&shm->lock);
-  if (rc == EOWNERDEAD) {
-    /* Its holder died: every slot store is whole, so the table is. */
-    pthread_mutex_consistent(&shm->lock);
-    rc = 0;
-  }
-  return rc;
-}
+static int take(lms__node_ledger_t *l) { return lms__nodeshm_lock(&l->obj); }
+static void give(lms__node_ledger_t *l) { lms__nodeshm_unlock(&l->obj); }
 
 /* Drops the slots of processes that are gone; the bytes and count of the
  * live ones. */
@@ -119,7 +76,7 @@ static uint64_t sweep(ledger_shm_t *shm, int *live) {
   for (int i = 0; i < LEDGER_SLOTS; i++) {
     slot_t *s = &shm->slots[i];
     if (s->pid == 0) continue;
-    if (!alive(s)) {
+    if (!lms__pid_alive(s->pid, s->start)) {
       LMS_LOG(INFO, ALLOC, "node ledger: process %ld is gone; its %llu "
               "pinned bytes are free again", (long)s->pid,
               (unsigned long long)s->bytes);
@@ -140,83 +97,41 @@ lms_status_t lms__node_ledger_join(const char *name, uint64_t limit,
     lms__errf(err, "no host memory for the node ledger");
     return LMS_ERR_HOST_OOM;
   }
+  char own[64];
   if (name == NULL) name = lms__node_ledger_name;
-  if (name != NULL)
-    snprintf(l->name, sizeof l->name, "%s", name);
-  else
-    snprintf(l->name, sizeof l->name, "/lms-node-%ld", (long)getuid());
+  if (name == NULL) {
+    snprintf(own, sizeof own, "/lms-node-%ld", (long)getuid());
+    name = own;
+  }
   l->limit = limit;
   l->slot = -1;
-  int made = 1;
-  int fd = shm_open(l->name, O_RDWR | O_CREAT | O_EXCL, 0600);
-  if (fd < 0 && errno == EEXIST) {
-    made = 0;
-    fd = shm_open(l->name, O_RDWR, 0600);
-  }
-  if (fd < 0 || (made && ftruncate(fd, sizeof(ledger_shm_t)) != 0)) {
-    lms__errf(err, "--node-host-limit: cannot open the node ledger %s: %s",
-              l->name, strerror(errno));
-    if (fd >= 0) close(fd);
+  lms_status_t st = lms__nodeshm_open(&l->obj, name, sizeof(ledger_shm_t),
+                                      LEDGER_MAGIC, "--node-host-limit", err);
+  if (st != LMS_OK) {
     free(l);
-    return LMS_ERR_HOST_OOM;
+    return st;
   }
-  /* Whoever made it may still be sizing it. */
-  struct stat sb;
-  for (int i = 0; i < 1000 && fstat(fd, &sb) == 0 &&
-                  (size_t)sb.st_size < sizeof(ledger_shm_t);
-       i++)
-    usleep(1000);
-  l->shm = mmap(NULL, sizeof(ledger_shm_t), PROT_READ | PROT_WRITE,
-                MAP_SHARED, fd, 0);
-  close(fd);
-  if (l->shm == MAP_FAILED) {
-    lms__errf(err, "--node-host-limit: cannot map the node ledger %s: %s",
-              l->name, strerror(errno));
-    free(l);
-    return LMS_ERR_HOST_OOM;
-  }
-  if (made) {
-    pthread_mutexattr_t a;
-    pthread_mutexattr_init(&a);
-    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&l->shm->lock, &a);
-    pthread_mutexattr_destroy(&a);
-    __atomic_store_n(&l->shm->magic, LEDGER_MAGIC, __ATOMIC_RELEASE);
-  } else {
-    for (int i = 0; i < 1000 && __atomic_load_n(&l->shm->magic,
-                                                __ATOMIC_ACQUIRE) !=
-                                    LEDGER_MAGIC;
-         i++)
-      usleep(1000);
-    if (__atomic_load_n(&l->shm->magic, __ATOMIC_ACQUIRE) != LEDGER_MAGIC) {
-      lms__errf(err, "--node-host-limit: the node ledger %s is not one "
-                "(remove it with rm /dev/shm%s when no lms process runs)",
-                l->name, l->name);
-      munmap(l->shm, sizeof(ledger_shm_t));
-      free(l);
-      return LMS_ERR_HOST_OOM;
-    }
-  }
-  if (take(l->shm) != 0) {
+  l->shm = lms__nodeshm_payload(&l->obj);
+  if (take(l) != 0) {
     lms__errf(err, "--node-host-limit: cannot lock the node ledger %s",
-              l->name);
-    munmap(l->shm, sizeof(ledger_shm_t));
+              l->obj.name);
+    lms__nodeshm_close(&l->obj);
     free(l);
     return LMS_ERR_HOST_OOM;
   }
   sweep(l->shm, NULL);
   for (int i = 0; i < LEDGER_SLOTS && l->slot < 0; i++) {
     if (l->shm->slots[i].pid != 0) continue;
-    l->shm->slots[i] = (slot_t){.pid = getpid(), .start = start_time(getpid()),
+    l->shm->slots[i] = (slot_t){.pid = getpid(),
+                                .start = lms__pid_start_time(getpid()),
                                 .bytes = 0};
     l->slot = i;
   }
-  pthread_mutex_unlock(&l->shm->lock);
+  give(l);
   if (l->slot < 0) {
     lms__errf(err, "--node-host-limit: the node ledger %s is full (%d lms "
-              "processes)", l->name, LEDGER_SLOTS);
-    munmap(l->shm, sizeof(ledger_shm_t));
+              "processes)", l->obj.name, LEDGER_SLOTS);
+    lms__nodeshm_close(&l->obj);
     free(l);
     return LMS_ERR_HOST_OOM;
   }
@@ -226,9 +141,9 @@ lms_status_t lms__node_ledger_join(const char *name, uint64_t limit,
 
 lms_status_t lms__node_ledger_reserve(lms__node_ledger_t *l, uint64_t bytes,
                                       char *why) {
-  if (take(l->shm) != 0) {
+  if (take(l) != 0) {
     lms__errf(why, "--node-host-limit: cannot lock the node ledger %s",
-              l->name);
+              l->obj.name);
     return LMS_ERR_HOST_OOM;
   }
   int live = 0;
@@ -246,39 +161,42 @@ lms_status_t lms__node_ledger_reserve(lms__node_ledger_t *l, uint64_t bytes,
   } else {
     me->bytes += bytes;
   }
-  pthread_mutex_unlock(&l->shm->lock);
+  give(l);
   return st;
 }
 
 void lms__node_ledger_release(lms__node_ledger_t *l, uint64_t bytes) {
-  if (take(l->shm) != 0) return;
+  if (take(l) != 0) return;
   slot_t *me = &l->shm->slots[l->slot];
   me->bytes = me->bytes > bytes ? me->bytes - bytes : 0;
-  pthread_mutex_unlock(&l->shm->lock);
+  give(l);
 }
 
 uint64_t lms__node_ledger_total(lms__node_ledger_t *l, int *processes) {
-  if (take(l->shm) != 0) return 0;
+  if (take(l) != 0) return 0;
   uint64_t total = sweep(l->shm, processes);
-  pthread_mutex_unlock(&l->shm->lock);
+  give(l);
   return total;
 }
 
 void lms__node_ledger_hold_for_test(lms__node_ledger_t *l) {
-  if (l != NULL) take(l->shm);
+  if (l != NULL) take(l);
 }
 
 void lms__node_ledger_leave(lms__node_ledger_t *l) {
   if (l == NULL) return;
   int live = 1;
-  if (take(l->shm) == 0) {
+  int locked = take(l) == 0;
+  if (locked) {
     memset(&l->shm->slots[l->slot], 0, sizeof(slot_t));
     sweep(l->shm, &live);
+  }
+  if (locked) {
     /* The last one out removes it, under the lock, so no one has just
      * joined this one. */
-    if (live == 0) shm_unlink(l->name);
-    pthread_mutex_unlock(&l->shm->lock);
+    if (live == 0) lms__nodeshm_remove(&l->obj);
+    give(l);
   }
-  munmap(l->shm, sizeof(ledger_shm_t));
+  lms__nodeshm_close(&l->obj);
   free(l);
 }
