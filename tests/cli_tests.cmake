@@ -72,3 +72,8 @@ else()
     $<TARGET_FILE:lms_cli>)
 endif()
 set_tests_properties(cli_no_cudnn PROPERTIES LABELS cpu)
+
+# Ranks sharing one host link for real, each its own process.
+add_test(NAME cli_link_ranks
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_link_ranks.sh $<TARGET_FILE:lms_cli>)
+set_tests_properties(cli_link_ranks PROPERTIES LABELS cpu TIMEOUT 600)

@@ -201,7 +201,7 @@ Test(share, one_gpu_is_the_run_alone, .init = wl_up, .fini = wl_down) {
   cr_assert(eq(int, lms__replay_run(&wl, &o->v, 3, 0, &plain, err), LMS_OK),
             "%s", err);
   static lms__shared_result_t one, two;
-  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 1, &one, err),
+  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 1, 0, &one, err),
                LMS_OK), "%s", err);
   cr_assert(eq(u64, one.alone.last.time_ns, plain.last.time_ns));
   cr_assert(eq(dbl, one.iter_ns, (double)plain.last.time_ns));
@@ -210,7 +210,7 @@ Test(share, one_gpu_is_the_run_alone, .init = wl_up, .fini = wl_down) {
   cr_assert(eq(dbl, one.d2h_gbps, one.alone_d2h_gbps));
   /* The alone run of a shared replay (recording its copies through the
    * step hook) is the plain run too. */
-  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 2, &two, err),
+  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 2, 0, &two, err),
                LMS_OK), "%s", err);
   cr_assert(eq(u64, two.alone.last.time_ns, plain.last.time_ns));
   cr_assert(eq(u64, two.alone.last.bytes_h2d, plain.last.bytes_h2d));
@@ -225,7 +225,7 @@ Test(share, two_gpus_slow_each_other_within_the_link, .init = wl_up,
     lms_options_t *o = opts_for(policies[p]);
     static lms__shared_result_t r;
     char err[LMS__ERRBUF] = "";
-    cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 2, &r, err),
+    cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 2, 0, &r, err),
                  LMS_OK), "%s", err);
     const char *pol = policies[p];
     cr_assert(eq(int, r.samples, r.phases * (r.rounds - 1)));
@@ -257,12 +257,12 @@ Test(share, gpus_per_link_out_of_range_is_refused, .init = wl_up,
   lms_options_t *o = opts_for("schedule");
   static lms__shared_result_t r;
   char err[LMS__ERRBUF] = "";
-  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 0, &r, err),
+  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 0, 0, &r, err),
                LMS_ERR_INVALID));
   cr_assert(strstr(err, "1 to 8") != NULL, "%s", err);
-  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 9, &r, err),
+  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 3, 0, 9, 0, &r, err),
                LMS_ERR_INVALID));
-  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 1, 0, 2, &r, err),
+  cr_assert(eq(int, lms__replay_shared(&wl, &o->v, 1, 0, 2, 0, &r, err),
                LMS_ERR_INVALID));
   cr_assert(strstr(err, "iterations") != NULL, "%s", err);
   lms_options_destroy(o);

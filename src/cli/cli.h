@@ -160,6 +160,10 @@ typedef struct lms__simcmd_args {
   size_t ncapacities;
   char json[LMS__PATH_MAX];   /* "" none, "-" stdout */
   int gpus_per_link;          /* GPUs sharing the host link, 1 alone */
+  int in_step;                /* the model's GPUs begin iterations together */
+  char link_group[64];        /* "" none; else this process is one rank of
+                                 the group (Note [Ranks on one link]) */
+  int link_wait;              /* seconds a rank waits for the others */
   int discard_dead;           /* lms_discard dead chunks after their last
                                  use (Note [Dead after the last use]) */
   int quiet;                  /* no progress lines on stderr (Note

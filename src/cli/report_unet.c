@@ -103,7 +103,7 @@ lms__report_unet_t *lms__report_unet_build(const lms__report_t *r) {
   lms__report_run_opts(&o, r->opts, &p3->link, r->capacity,
                        LMS_POLICY_ONDEMAND);
   u->shared_ok[0] =
-      lms__replay_shared(w, &o, iters, 0, 2, &u->shared[0], u->why) == LMS_OK;
+      lms__replay_shared(w, &o, iters, 0, 2, 0, &u->shared[0], u->why) == LMS_OK;
   lms__replay_result_t *x86 = malloc(2 * sizeof *x86);
   int cal_ok =
       x86 != NULL &&
@@ -117,7 +117,7 @@ lms__report_unet_t *lms__report_unet_build(const lms__report_t *r) {
   if (cal_ok) {
     u->calibrated = pair_of(&x86[0], &x86[1]);
     u->cal_flops = w->device_flops;
-    u->shared_ok[1] = lms__replay_shared(w, &o, iters, 0, 2, &u->shared[1],
+    u->shared_ok[1] = lms__replay_shared(w, &o, iters, 0, 2, 0, &u->shared[1],
                                          u->why) == LMS_OK;
   }
   free(x86);

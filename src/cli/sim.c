@@ -39,6 +39,7 @@
 #include "replay/replay.h"
 #include "replay/shared.h"
 #include "cli/sim_parts.h"
+#include "core/rank.h"
 
 
 
@@ -200,6 +201,16 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
       a.npolicies = 3;
     }
   }
+  /* The ranks of a link group pair up by rounds of one run each: two runs
+   * would meet the other ranks' runs out of turn. */
+  if (a.link_group[0] != '\0' &&
+      (a.nlinks != 1 || a.npolicies != 1 || a.ncapacities > 1)) {
+    fprintf(stderr, "lms sim: --link-group runs one rank's one run; "
+                    "accepted: one link, one policy and one capacity (%zu, "
+                    "%zu and %zu given or by default)\n", a.nlinks,
+            a.npolicies, a.ncapacities ? a.ncapacities : 1);
+    return 2;
+  }
   const char *capacity_from = "--capacities";
   if (a.ncapacities == 0) {
     a.capacities[0] = opts->gpu_limit ? opts->gpu_limit : 16ull << 30;
@@ -325,8 +336,16 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
           row->capacity = a.capacities[c];
           lms__opts_t o;
           lms__simcmd_one_opts(&o, opts, &a.links[l], a.capacities[c], a.policies[p]);
-          if (lms__replay_shared(&w, &o, a.iterations, a.declare,
-                                 a.gpus_per_link, &row->r, err) != LMS_OK) {
+          int rank = lms__local_rank() > 0 ? lms__local_rank() : 0;
+          lms_status_t sst =
+              a.link_group[0] != '\0'
+                  ? lms__replay_board(&w, &o, a.iterations, a.declare,
+                                      a.link_group, a.gpus_per_link, rank,
+                                      (double)a.link_wait, &row->r, err)
+                  : lms__replay_shared(&w, &o, a.iterations, a.declare,
+                                       a.gpus_per_link, a.in_step, &row->r,
+                                       err);
+          if (sst != LMS_OK) {
             fprintf(out, "%-8s %-9s sharing the link failed: %s\n",
                     a.links[l].name, lms__simcmd_policy_names[a.policies[p]], err);
             rc = 1;
@@ -356,13 +375,29 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
   if (nshared > 0) {
     lms__simcmd_print_shared_header(out, a.gpus_per_link);
     for (size_t i = 0; i < nshared; i++) lms__simcmd_print_shared_row(out, &shared[i]);
-    fprintf(out, "\nshared: the mean of %d runs (%d phase offsets between "
-                 "the GPUs' iterations, %d rounds each); GB/s: bytes over "
-                 "the time copies were in flight, alone -> shared; link "
-                 "GB/s: all %d GPUs' bytes over time, H2D/D2H; busy%%: GPU "
-                 "busy alone/shared\n",
-            shared[0].r.samples, shared[0].r.phases, shared[0].r.rounds - 1,
-            a.gpus_per_link);
+    if (a.link_group[0] != '\0')
+      fprintf(out, "\nshared: this rank (local rank %d) beside the other "
+                   "%d of link group %s, each its own process, in the last "
+                   "of %d iterations; GB/s: bytes over the time copies were "
+                   "in flight, alone -> shared; link GB/s: this rank's bytes "
+                   "over time, H2D/D2H; busy%%: GPU busy alone/shared\n",
+              lms__local_rank() > 0 ? lms__local_rank() : 0,
+              a.gpus_per_link - 1, a.link_group, shared[0].r.rounds);
+    else if (a.in_step)
+      fprintf(out, "\nshared: one run with the GPUs in step (their "
+                   "iterations begin together), the last of %d iterations; "
+                   "GB/s: bytes over the time copies were in flight, alone "
+                   "-> shared; link GB/s: all %d GPUs' bytes over time, "
+                   "H2D/D2H; busy%%: GPU busy alone/shared\n",
+              shared[0].r.rounds, a.gpus_per_link);
+    else
+      fprintf(out, "\nshared: the mean of %d runs (%d phase offsets between "
+                   "the GPUs' iterations, %d rounds each); GB/s: bytes over "
+                   "the time copies were in flight, alone -> shared; link "
+                   "GB/s: all %d GPUs' bytes over time, H2D/D2H; busy%%: GPU "
+                   "busy alone/shared\n",
+              shared[0].r.samples, shared[0].r.phases, shared[0].r.rounds - 1,
+              a.gpus_per_link);
   }
 done:
   free(shared);

@@ -20,6 +20,7 @@ void lms__simcmd_args_init(lms__simcmd_args_t *a) {
   a->params.batch = 0;
   a->params.train = -1;
   a->gpus_per_link = 1;
+  a->link_wait = 600;
 }
 
 /* ---- The items of the lists ------------------------------------------- */
@@ -109,6 +110,12 @@ const lms__cli_flag_t lms__simcmd_flags[] = {
      .lo = 1, .hi = LMS__SHARE_MAX_GPUS,
      .accepted = "a whole number of GPUs sharing one host link, from 1 "
                  "(alone) to 8"},
+    {.flag = "--in-step", .kind = LMS__CLI_SWITCH, .at = S(in_step), .lo = 1},
+    {.flag = "--link-group", .kind = LMS__CLI_PATH, .at = S(link_group),
+     .size = sizeof((lms__simcmd_args_t *)0)->link_group},
+    {.flag = "--link-wait", .kind = LMS__CLI_INT, .at = S(link_wait),
+     .lo = 1, .hi = 86400,
+     .accepted = "whole seconds a rank waits for the others, 1 to 86400"},
     {.flag = "--calibrate-busy", .kind = LMS__CLI_FN,
      .at = S(calibrate_busy), .fn = busy_share,
      .accepted = "a percentage above 0 and below 100, as 29.1"},
@@ -150,6 +157,24 @@ int lms__simcmd_parse_args(int argc, char **argv, lms__simcmd_args_t *a) {
   if (a->input[0] == '\0') {
     fprintf(stderr, "lms sim: name a built-in workload (googlenet, unet3d) "
                     "or a trace file\n");
+    return -1;
+  }
+  if ((a->in_step || a->link_group[0] != '\0') && a->gpus_per_link < 2) {
+    fprintf(stderr, "lms sim: %s needs --gpus-per-link 2 to %d (the GPUs on "
+                    "the link)\n", a->in_step ? "--in-step" : "--link-group",
+            LMS__SHARE_MAX_GPUS);
+    return -1;
+  }
+  if (a->link_group[0] == '\0') return 0;
+  if (!lms__board_group_ok(a->link_group)) {
+    fprintf(stderr, "lms sim: --link-group: '%s'; accepted: 1 to %d of the "
+                    "letters, digits, '-', '_' and '.'\n", a->link_group,
+            LMS__BOARD_GROUP_MAX);
+    return -1;
+  }
+  if (a->in_step) {
+    fprintf(stderr, "lms sim: --in-step is for the model; with --link-group "
+                    "the ranks' clocks place them\n");
     return -1;
   }
   return 0;

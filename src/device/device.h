@@ -287,15 +287,24 @@ void lms__copy_timeline_free(lms__copy_timeline_t *tl);
 int lms__copy_timeline_at(const lms__copy_timeline_t *tl, int dir, double pos,
                      double *next);
 
-/* The other GPUs on this device's host link: each runs copies as
- * `timeline` says, shifted by its phase, and while k of them have a copy
- * in flight in the same direction, a copy of this device moves at 1/(k+1)
- * of the link's rate. */
+/* The other GPUs on this device's host link: other GPU j runs copies as
+ * each[j] says, or `timeline` where each[j] is NULL, shifted by its phase
+ * (its period starts at phase_ns[j] of this device's clock, modulo the
+ * period), and while k of them have a copy in flight in the same
+ * direction, a copy of this device moves at 1/(k+1) of the link's rate.
+ * The timelines outlive the share's use on the device. */
 typedef struct lms__link_share {
   int others;                               /* 0..LMS__SHARE_MAX_GPUS-1 */
   uint64_t phase_ns[LMS__SHARE_MAX_GPUS];   /* of each other GPU */
-  const lms__copy_timeline_t *timeline;          /* outlives the device */
+  const lms__copy_timeline_t *timeline;     /* of every other GPU ... */
+  const lms__copy_timeline_t *each[LMS__SHARE_MAX_GPUS]; /* ... or its own */
 } lms__link_share_t;
+
+/* The timeline other GPU j follows (NULL: none). */
+static inline const lms__copy_timeline_t *lms__share_timeline(
+    const lms__link_share_t *sh, int j) {
+  return sh->each[j] != NULL ? sh->each[j] : sh->timeline;
+}
 
 /* Nanoseconds a copy of n bytes starting at `start` takes on a link of
  * `gbps` with `latency_us` per copy, shared as sh says (NULL: alone,
@@ -303,6 +312,47 @@ typedef struct lms__link_share {
 uint64_t lms__share_copy_ns(const lms__link_share_t *sh, int dir,
                             uint64_t start, double latency_us, double gbps,
                             size_t n);
+
+/* ---- Ranks of a node on one host link (Note [Ranks on one link] in
+ * linkboard.c) ---------------------------------------------------------- */
+
+/* Spans a posted timeline keeps per direction, and the longest group name. */
+#define LMS__BOARD_SPANS 4096
+#define LMS__BOARD_GROUP_MAX 40
+
+typedef struct lms__link_board lms__link_board_t;
+
+/* The other ranks' latest timelines, each placed by its origin. */
+typedef struct lms__board_view {
+  int n;
+  lms__copy_timeline_t timeline[LMS__SHARE_MAX_GPUS];
+  uint64_t origin[LMS__SHARE_MAX_GPUS];
+  int rank[LMS__SHARE_MAX_GPUS];
+} lms__board_view_t;
+
+/* 1 if `group` can name a link group (1 to LMS__BOARD_GROUP_MAX letters,
+ * digits, '-', '_', '.'). */
+int lms__board_group_ok(const char *group);
+/* Takes a slot on the board of link group `group`, on which `ranks` ranks
+ * (2 to LMS__SHARE_MAX_GPUS) are announced; `rank` names this one in
+ * messages.  LMS_ERR_INVALID for a bad group or count, or a full board;
+ * LMS_ERR_HOST_OOM when the board cannot be opened; the reason in err. */
+lms_status_t lms__board_join(const char *group, int ranks, int rank,
+                             lms__link_board_t **out, char *err);
+/* Posts this rank's timeline of the period that began at `origin` (its
+ * device's clock), as its next round. */
+lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *tl,
+                             uint64_t origin);
+/* Waits until every other rank on the board has posted as many rounds as
+ * this one (ranks that left or died are not waited for), and, the first
+ * time, until the ranks announced have joined.  LMS_ERR_BUSY after
+ * timeout_s seconds, with who is missing in err. */
+lms_status_t lms__board_wait(lms__link_board_t *b, double timeout_s, char *err);
+/* Copies out the latest timelines of the other ranks that have posted. */
+lms_status_t lms__board_others(lms__link_board_t *b, lms__board_view_t *v);
+void lms__board_view_free(lms__board_view_t *v);
+/* Leaves the board (the last one removes it). */
+void lms__board_leave(lms__link_board_t *b);
 
 /* Creates a simulated device.  A bad fault spec gives LMS_ERR_INVALID and a
  * message naming the accepted operations in err (LMS__ERRBUF bytes). */

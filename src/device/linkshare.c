@@ -58,7 +58,9 @@
  * published per-GPU figures add up to more than the link (2 x 7.6 > 12.2
  * GB/s), which only per-copy rates can: a copy runs alone part of its time.
  *
- * Limitations: all GPUs run the same workload; a phase is held for a whole
+ * Limitations: in the model all GPUs run the same workload (ranks that run
+ * as processes of their own share with each one's own timeline: Note
+ * [Ranks on one link] in linkboard.c); a phase is held for a whole
  * iteration; the host's memory and root complex are assumed fast enough
  * for every switch at once (GPUs behind different switches do not
  * interact); and the switch's own latency is ignored. */
@@ -176,22 +178,32 @@ uint64_t lms__share_copy_ns(const lms__link_share_t *sh, int dir,
                             uint64_t start, double latency_us, double gbps,
                             size_t n) {
   double alone = latency_us * 1e3 + (double)n / gbps;
-  const lms__copy_timeline_t *tl = sh != NULL ? sh->timeline : NULL;
-  if (tl == NULL || sh->others <= 0 || tl->period_ns == 0 || tl->n[dir] == 0)
-    return (uint64_t)llround(alone);
+  /* The others that copy in this direction at all. */
+  const lms__copy_timeline_t *tl[LMS__SHARE_MAX_GPUS];
+  uint64_t phase[LMS__SHARE_MAX_GPUS];
+  int m = 0;
+  double longest = 0;
+  for (int j = 0; sh != NULL && j < sh->others; j++) {
+    const lms__copy_timeline_t *x = lms__share_timeline(sh, j);
+    if (x == NULL || x->period_ns == 0 || x->n[dir] == 0) continue;
+    tl[m] = x;
+    phase[m++] = sh->phase_ns[j];
+    if ((double)x->period_ns > longest) longest = (double)x->period_ns;
+  }
+  if (m == 0) return (uint64_t)llround(alone);
   double t = (double)start + latency_us * 1e3;
   double left = (double)n; /* bytes */
   for (int seg = 0; left > 0; seg++) {
     int k = 0;
-    double step = (double)tl->period_ns;
-    for (int j = 0; j < sh->others; j++) {
+    double step = longest;
+    for (int j = 0; j < m; j++) {
       double next;
-      k += lms__copy_timeline_at(tl, dir, position(tl, sh->phase_ns[j], t), &next);
+      k += lms__copy_timeline_at(tl[j], dir, position(tl[j], phase[j], t), &next);
       if (next < step) step = next;
     }
     if (step < 1e-3) step = 1e-3;
     double rate = gbps / (double)(k + 1); /* bytes per ns */
-    if (seg >= SHARE_MAX_SEGMENTS) rate = gbps / (double)(sh->others + 1);
+    if (seg >= SHARE_MAX_SEGMENTS) rate = gbps / (double)(m + 1);
     if (seg >= SHARE_MAX_SEGMENTS || rate * step >= left) {
       t += left / rate;
       left = 0;

@@ -1111,6 +1111,15 @@ void lms__sim_report(lms_dev_t *d, lms__sim_report_t *out) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* Every other GPU of a share has a timeline of a period > 0. */
+static int timelines_ok(const lms__link_share_t *sh) {
+  for (int j = 0; j < sh->others && j < LMS__SHARE_MAX_GPUS; j++) {
+    const lms__copy_timeline_t *tl = lms__share_timeline(sh, j);
+    if (tl == NULL || tl->period_ns == 0) return 0;
+  }
+  return 1;
+}
+
 lms_status_t lms__sim_share_link(lms_dev_t *d, const lms__link_share_t *sh) {
   if (!lms__dev_is_sim(d)) return LMS_ERR_INVALID;
   sim_t *s = (sim_t *)d;
@@ -1119,11 +1128,13 @@ lms_status_t lms__sim_share_link(lms_dev_t *d, const lms__link_share_t *sh) {
   if (sh == NULL || sh->others == 0) {
     s->shared = 0;
   } else if (sh->others < 0 || sh->others >= LMS__SHARE_MAX_GPUS ||
-             sh->timeline == NULL || sh->timeline->period_ns == 0) {
+             !timelines_ok(sh)) {
     st = SIM_FAIL(s, LMS_ERR_INVALID,
-                  "share_link: %d other GPUs with %s; accepted: 0 to %d "
-                  "others and a timeline of a period > 0",
-                  sh->others, sh->timeline ? "a timeline" : "no timeline",
+                  "share_link: %d other GPUs, %s; accepted: 0 to %d "
+                  "others, each with a timeline of a period > 0",
+                  sh->others,
+                  timelines_ok(sh) ? "each with a timeline"
+                                   : "one without a timeline",
                   LMS__SHARE_MAX_GPUS - 1);
   } else {
     s->share = *sh;

@@ -277,11 +277,15 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
           if (st != LMS_OK) goto step_failed;
         }
       }
-      if (hook != NULL && hook(arg, ctx, s) != 0) {
-        lms__errf(err, "stopped by the test hook at iteration %d, step %u", it,
-                  s);
-        st = LMS_ERR_INTERNAL;
-        goto done;
+      if (hook != NULL) {
+        err[0] = '\0'; /* the hook may say why it stops */
+        if (hook(arg, ctx, s) != 0) {
+          if (err[0] == '\0')
+            lms__errf(err, "stopped by the step hook at iteration %d, step %u",
+                      it, s);
+          st = LMS_ERR_INTERNAL;
+          goto done;
+        }
       }
       continue;
     step_failed:

@@ -39,6 +39,16 @@
  * GPUs the offsets are 0.12, 0.74, 0.35, 0.97, 0.59, 0.21, 0.83, 0.44 of
  * a period.
  *
+ * In step (--in-step), as the ranks of one data-parallel job run, held
+ * together by their collectives, the GPUs' iterations begin together.  A
+ * timeline kept from one run cannot say where the next run's last
+ * iteration begins, so there is one run and no rounds: at the end of each
+ * iteration the others take this GPU's timeline of that iteration, begun
+ * where it began, for the next.  That is what ranks running the same
+ * workload do on a board (Note [Ranks on one link] in
+ * device/linkboard.c), and the test cli_link_ranks holds two real ranks to
+ * it.
+ *
  * The share is put on the device once the first step of the first
  * (warm-up) iteration has been enqueued, through the replay's step hook,
  * so that the replay loop itself stays one; those first copies, and the
@@ -135,9 +145,14 @@ static double phase_step(int others, int j) {
 
 static double gbps(double bytes, double ns) { return ns > 0 ? bytes / ns : 0; }
 
-lms_status_t lms__replay_shared(const lms__workload_t *w,
+static lms_status_t run_in_step(const lms__workload_t *w,
                                 const lms__opts_t *opts, int iterations,
                                 int declare, int gpus,
+                                lms__shared_result_t *out, char *err);
+
+lms_status_t lms__replay_shared(const lms__workload_t *w,
+                                const lms__opts_t *opts, int iterations,
+                                int declare, int gpus, int in_step,
                                 lms__shared_result_t *out, char *err) {
   memset(out, 0, sizeof *out);
   if (gpus < 1 || gpus > LMS__SHARE_MAX_GPUS) {
@@ -150,6 +165,8 @@ lms_status_t lms__replay_shared(const lms__workload_t *w,
               "settle, the last measured)", iterations, LMS__REPLAY_MAX_ITERS);
     return LMS_ERR_INVALID;
   }
+  if (in_step && gpus > 1)
+    return run_in_step(w, opts, iterations, declare, gpus, out, err);
   out->gpus = gpus;
   lms__copy_timeline_t alone_tl;
   memset(&alone_tl, 0, sizeof alone_tl);
@@ -235,4 +252,157 @@ lms_status_t lms__replay_shared(const lms__workload_t *w,
   out->link_h2d_gbps = (double)gpus * rate_h2d / n;
   out->link_d2h_gbps = (double)gpus * rate_d2h / n;
   return LMS_OK;
+}
+
+/* ---- Ranks on one link, each its own process --------------------------- */
+
+typedef struct board_hook {
+  lms__link_board_t *board;  /* NULL: the others are this GPU, in step */
+  int others;                /* with no board: how many */
+  double wait_s;             /* for the others to join, and each round */
+  uint32_t nsteps;
+  uint64_t calls;
+  uint64_t origin;           /* this period's start on the device's clock */
+  lms__board_view_t view;    /* the others' timelines now shared with */
+  char *err;
+} board_hook_t;
+
+/* The others' latest timelines into v: from the board, or with none, this
+ * GPU's own (tl, kept) for each of them, begun where it began. */
+static int others_now(board_hook_t *h, lms__copy_timeline_t *tl,
+                      lms__board_view_t *v) {
+  memset(v, 0, sizeof *v);
+  if (h->board == NULL) {
+    v->timeline[0] = *tl;
+    memset(tl, 0, sizeof *tl);
+    v->n = h->others;
+    for (int j = 0; j < v->n; j++) v->origin[j] = h->origin;
+    return 0;
+  }
+  lms_status_t st = lms__board_post(h->board, tl, h->origin);
+  lms__copy_timeline_free(tl);
+  if (st != LMS_OK) {
+    lms__errf(h->err, "posting the copy timeline: %s", lms_status_name(st));
+    return 1;
+  }
+  if (lms__board_wait(h->board, h->wait_s, h->err) != LMS_OK) return 1;
+  if (lms__board_others(h->board, v) != LMS_OK) {
+    lms__errf(h->err, "no host memory for the others' timelines");
+    return 1;
+  }
+  return 0;
+}
+
+/* At the end of each iteration: post its timeline, wait for the others'
+ * and share the link with them for the next. */
+static int board_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
+  board_hook_t *h = arg;
+  lms_dev_t *sim = lms__dev_unwrap(ctx->dev);
+  uint64_t call = h->calls++;
+  if (call == 0) {
+    h->origin = lms_now_ns(ctx);
+    lms__sim_record_copies(sim, 1);
+  }
+  if (step + 1 != h->nsteps) return 0;
+  uint64_t now = lms_now_ns(ctx);
+  if (now <= h->origin) return 0;
+  const lms__copy_span_t *spans[LMS__DIR_COUNT];
+  size_t n[LMS__DIR_COUNT];
+  for (int d = 0; d < LMS__DIR_COUNT; d++)
+    lms__sim_copy_spans(sim, d, &spans[d], &n[d]);
+  lms__copy_timeline_t tl;
+  if (lms__copy_timeline_build(&tl, h->origin, now - h->origin, spans, n) !=
+      LMS_OK) {
+    lms__errf(h->err, "no host memory for the copy timeline");
+    return 1;
+  }
+  lms__board_view_t v;
+  if (others_now(h, &tl, &v) != 0) return 1;
+  lms__sim_record_copies(sim, 1); /* the next period's, from here */
+  h->origin = now;
+  /* The device reads the old view until it is given the new one. */
+  lms__board_view_t old = h->view;
+  h->view = v;
+  lms__link_share_t sh;
+  memset(&sh, 0, sizeof sh);
+  sh.others = h->view.n;
+  for (int j = 0; j < h->view.n; j++) {
+    sh.each[j] = &h->view.timeline[h->board != NULL ? j : 0];
+    sh.phase_ns[j] = h->view.origin[j];
+  }
+  int failed = lms__sim_share_link(sim, &sh) != LMS_OK;
+  if (failed) lms__errf(h->err, "%s", sim->last_error);
+  lms__board_view_free(&old);
+  return failed;
+}
+
+/* Runs w alone into out->alone, then beside the others as h says, and
+ * fills out with this GPU's last iteration (one sample). */
+static lms_status_t run_beside(const lms__workload_t *w,
+                               const lms__opts_t *opts, int iterations,
+                               int declare, int gpus, board_hook_t *h,
+                               lms__shared_result_t *out, char *err) {
+  lms_status_t st = lms__replay_run(w, opts, iterations, declare, &out->alone,
+                                    err);
+  if (st != LMS_OK) return st;
+  h->nsteps = w->nsteps;
+  h->err = err;
+  lms__replay_result_t r;
+  st = lms__replay_run_hooked(w, opts, iterations, declare, board_step, h, &r,
+                              err);
+  if (st != LMS_OK) return st;
+  const lms__replay_iter_t *l = &r.last, *a = &out->alone.last;
+  out->gpus = gpus;
+  out->phases = out->samples = 1;
+  out->rounds = iterations;
+  out->iter_ns = out->iter_min_ns = out->iter_max_ns = (double)l->time_ns;
+  out->compute_ns = (double)l->compute_ns;
+  out->bytes_h2d = (double)l->bytes_h2d;
+  out->bytes_d2h = (double)l->bytes_d2h;
+  out->h2d_gbps = gbps((double)l->bytes_h2d, (double)l->h2d_busy_ns);
+  out->d2h_gbps = gbps((double)l->bytes_d2h, (double)l->d2h_busy_ns);
+  out->alone_h2d_gbps = gbps((double)a->bytes_h2d, (double)a->h2d_busy_ns);
+  out->alone_d2h_gbps = gbps((double)a->bytes_d2h, (double)a->d2h_busy_ns);
+  /* In step every GPU moves what this one does; on a board, this rank's
+   * share (the others print their own). */
+  double k = h->board != NULL ? 1.0 : (double)gpus;
+  out->link_h2d_gbps = k * gbps((double)l->bytes_h2d, (double)l->time_ns);
+  out->link_d2h_gbps = k * gbps((double)l->bytes_d2h, (double)l->time_ns);
+  return LMS_OK;
+}
+
+lms_status_t lms__replay_board(const lms__workload_t *w,
+                               const lms__opts_t *opts, int iterations,
+                               int declare, const char *group, int ranks,
+                               int rank, double wait_s,
+                               lms__shared_result_t *out, char *err) {
+  memset(out, 0, sizeof *out);
+  if (iterations < 2 || iterations > LMS__REPLAY_MAX_ITERS) {
+    lms__errf(err, "iterations: %d; a shared link needs 2 to %d (one to "
+              "settle, the last measured)", iterations, LMS__REPLAY_MAX_ITERS);
+    return LMS_ERR_INVALID;
+  }
+  board_hook_t h;
+  memset(&h, 0, sizeof h);
+  h.wait_s = wait_s;
+  lms_status_t st = lms__board_join(group, ranks, rank, &h.board, err);
+  if (st != LMS_OK) return st;
+  st = run_beside(w, opts, iterations, declare, ranks, &h, out, err);
+  /* Leaving before the view goes: the device that read it is gone. */
+  lms__board_leave(h.board);
+  lms__board_view_free(&h.view);
+  return st;
+}
+
+static lms_status_t run_in_step(const lms__workload_t *w,
+                                const lms__opts_t *opts, int iterations,
+                                int declare, int gpus,
+                                lms__shared_result_t *out, char *err) {
+  board_hook_t h;
+  memset(&h, 0, sizeof h);
+  h.others = gpus - 1;
+  memset(out, 0, sizeof *out);
+  lms_status_t st = run_beside(w, opts, iterations, declare, gpus, &h, out, err);
+  lms__board_view_free(&h.view);
+  return st;
 }

@@ -29,11 +29,24 @@ typedef struct lms__shared_result {
 } lms__shared_result_t;
 
 /* Runs w alone, then as one of `gpus` (1..LMS__SHARE_MAX_GPUS) GPUs on
- * one host link, for `iterations` (2..LMS__REPLAY_MAX_ITERS) each time.
- * err (LMS__ERRBUF) says what failed. */
+ * one host link, for `iterations` (2..LMS__REPLAY_MAX_ITERS) each time;
+ * with `in_step` the GPUs' iterations begin together, else at spread
+ * phases.  err (LMS__ERRBUF) says what failed. */
 lms_status_t lms__replay_shared(const lms__workload_t *w,
                                 const lms__opts_t *opts, int iterations,
-                                int declare, int gpus,
+                                int declare, int gpus, int in_step,
                                 lms__shared_result_t *out, char *err);
+
+/* Runs w alone, then as one rank of link group `group` (Note [Ranks on
+ * one link] in device/linkboard.c), on which `ranks` ranks, each its own
+ * process, are announced; `rank` names this one; it waits up to wait_s
+ * seconds for them each time.  The result is this rank's: its alone run
+ * and its last iteration beside the others (one sample).  err
+ * (LMS__ERRBUF) says what failed, or which rank did not come. */
+lms_status_t lms__replay_board(const lms__workload_t *w,
+                               const lms__opts_t *opts, int iterations,
+                               int declare, const char *group, int ranks,
+                               int rank, double wait_s,
+                               lms__shared_result_t *out, char *err);
 
 #endif

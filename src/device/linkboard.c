@@ -1,0 +1,298 @@
+/* linkboard.c - the board where the ranks of one node whose GPUs share a
+ * host link post their copy timelines (Note [Ranks on one link]).
+ *
+ * Invariants: a slot with pid 0 is free; a posted timeline is whole
+ * (sorted, disjoint spans inside [0, period)) and changes only under the
+ * lock; a rank's round counts the timelines it has posted. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/nodeshm.h"
+#include "device/device.h"
+
+/* Note [Ranks on one link]
+ *
+ * `lms sim --gpus-per-link N` models N GPUs behind one host link as N
+ * copies of the workload at spread phases (Note [Shared link] in
+ * linkshare.c).  The board makes it real for ranks that run as separate
+ * processes, each with its own simulated device and each perhaps with its
+ * own workload: they name one link group (--link-group), and each takes a
+ * slot on a small shared-memory board of the node, /lms-link-UID-GROUP.
+ *
+ * Rounds.  After each period of its work (an iteration), a rank posts the
+ * copy timeline of that period, placed at the virtual time the period
+ * began, and waits until every other rank still on the board has posted as
+ * many; its copies of the next period then share the link with the
+ * others' latest timelines, each where its own clock puts it.  The clocks
+ * of the ranks' simulated devices are taken as one: each starts at 0 when
+ * its device is made, as ranks started together do, and a rank that runs
+ * ahead or behind shows as a phase between the timelines.  Copies already
+ * on the clock keep their ends (Note [Shared link]), so a period is shared
+ * against the others' previous one, as in the model's rounds.
+ *
+ * A rank leaves when its work is done (its slot is cleared, and the others
+ * stop waiting for it and stop sharing with it); one that dies is found
+ * gone by its pid and start time when another takes the lock, as the node
+ * ledger does (Note [One host budget per node], alloc/nodeledger.c).  The
+ * first wait also waits for the ranks that were announced (--gpus-per-link)
+ * to join; a wait that passes its timeout names who is missing.
+ *
+ * A posted timeline holds at most LMS__BOARD_SPANS spans a direction;
+ * a longer one has its shortest idle gaps closed until it fits, which
+ * counts the link busy a little longer than it was. */
+
+#define BOARD_MAGIC 0x6c6d736c696e6b31ull /* "lmslink1" */
+
+typedef struct board_slot {
+  pid_t pid;                 /* 0: free */
+  unsigned long long start;  /* the pid's start time */
+  int rank;                  /* the local rank, for messages */
+  uint64_t round;            /* timelines posted */
+  uint64_t origin, period;   /* where the latest one begins, its length */
+  uint32_t n[LMS__DIR_COUNT];
+  lms__copy_span_t spans[LMS__DIR_COUNT][LMS__BOARD_SPANS];
+} board_slot_t;
+
+typedef struct board_shm {
+  board_slot_t slots[LMS__SHARE_MAX_GPUS];
+} board_shm_t;
+
+struct lms__link_board {
+  lms__nodeshm_t obj;
+  board_shm_t *shm;
+  int slot;
+  int expect;         /* ranks announced, waited for once */
+  int met;            /* they all joined once */
+  char group[LMS__BOARD_GROUP_MAX + 1];
+};
+
+/* Clears the slots of processes that are gone; the live ones' count. */
+static int sweep(board_shm_t *b) {
+  int live = 0;
+  for (int i = 0; i < LMS__SHARE_MAX_GPUS; i++) {
+    board_slot_t *s = &b->slots[i];
+    if (s->pid == 0) continue;
+    if (!lms__pid_alive(s->pid, s->start)) {
+      LMS_LOG(INFO, DEVICE, "link board: rank %d (process %ld) is gone; "
+              "the link is shared without it", s->rank, (long)s->pid);
+      s->pid = 0;
+      continue;
+    }
+    live++;
+  }
+  return live;
+}
+
+int lms__board_group_ok(const char *group) {
+  size_t n = group != NULL ? strlen(group) : 0;
+  if (n == 0 || n > LMS__BOARD_GROUP_MAX) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = group[i];
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+             (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+lms_status_t lms__board_join(const char *group, int ranks, int rank,
+                             lms__link_board_t **out, char *err) {
+  *out = NULL;
+  if (!lms__board_group_ok(group)) {
+    lms__errf(err, "--link-group: '%s'; accepted: 1 to %d of the letters, "
+              "digits, '-', '_' and '.'", group ? group : "",
+              LMS__BOARD_GROUP_MAX);
+    return LMS_ERR_INVALID;
+  }
+  if (ranks < 2 || ranks > LMS__SHARE_MAX_GPUS) {
+    lms__errf(err, "--gpus-per-link: %d with --link-group; accepted: 2 to "
+              "%d ranks on the link", ranks, LMS__SHARE_MAX_GPUS);
+    return LMS_ERR_INVALID;
+  }
+  lms__link_board_t *b = calloc(1, sizeof *b);
+  if (b == NULL) {
+    lms__errf(err, "no host memory for the link board");
+    return LMS_ERR_HOST_OOM;
+  }
+  snprintf(b->group, sizeof b->group, "%s", group);
+  b->expect = ranks;
+  b->slot = -1;
+  char name[96];
+  snprintf(name, sizeof name, "/lms-link-%ld-%s", (long)getuid(), group);
+  lms_status_t st = lms__nodeshm_open(&b->obj, name, sizeof(board_shm_t),
+                                      BOARD_MAGIC, "--link-group", err);
+  if (st != LMS_OK) {
+    free(b);
+    return st;
+  }
+  b->shm = lms__nodeshm_payload(&b->obj);
+  if (lms__nodeshm_lock(&b->obj) != 0) {
+    lms__errf(err, "--link-group: cannot lock the link board %s", name);
+    lms__nodeshm_close(&b->obj);
+    free(b);
+    return LMS_ERR_HOST_OOM;
+  }
+  sweep(b->shm);
+  for (int i = 0; i < LMS__SHARE_MAX_GPUS && b->slot < 0; i++) {
+    board_slot_t *s = &b->shm->slots[i];
+    if (s->pid != 0) continue;
+    memset(s, 0, sizeof *s);
+    s->pid = getpid();
+    s->start = lms__pid_start_time(s->pid);
+    s->rank = rank;
+    b->slot = i;
+  }
+  lms__nodeshm_unlock(&b->obj);
+  if (b->slot < 0) {
+    lms__errf(err, "--link-group %s: the link already has %d ranks on it; "
+              "accepted: at most %d", group, LMS__SHARE_MAX_GPUS,
+              LMS__SHARE_MAX_GPUS);
+    lms__nodeshm_close(&b->obj);
+    free(b);
+    return LMS_ERR_INVALID;
+  }
+  *out = b;
+  return LMS_OK;
+}
+
+/* Closes the shortest idle gaps of v (n sorted, disjoint spans) until at
+ * most `cap` spans are left; the new count. */
+static size_t coarsen(lms__copy_span_t *v, size_t n, size_t cap) {
+  while (n > cap) {
+    /* The shortest gap between neighbours; merging it and every gap as
+     * short halves the count at worst, so the loop runs O(log) times. */
+    uint64_t shortest = UINT64_MAX;
+    for (size_t i = 1; i < n; i++)
+      if (v[i].start - v[i - 1].end < shortest)
+        shortest = v[i].start - v[i - 1].end;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (m > 0 && v[i].start - v[m - 1].end <= shortest && n - (i - m) > cap)
+        v[m - 1].end = v[i].end;
+      else
+        v[m++] = v[i];
+    }
+    n = m;
+  }
+  return n;
+}
+
+lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *tl,
+                             uint64_t origin) {
+  if (lms__nodeshm_lock(&b->obj) != 0) return LMS_ERR_HOST_OOM;
+  board_slot_t *me = &b->shm->slots[b->slot];
+  for (int d = 0; d < LMS__DIR_COUNT; d++) {
+    size_t n = tl->n[d] < LMS__BOARD_SPANS ? tl->n[d] : LMS__BOARD_SPANS;
+    if (tl->n[d] > LMS__BOARD_SPANS) {
+      /* Coarsened in a copy, as the caller's timeline stays its own. */
+      lms__copy_span_t *v = malloc(tl->n[d] * sizeof *v);
+      if (v == NULL) {
+        lms__nodeshm_unlock(&b->obj);
+        return LMS_ERR_HOST_OOM;
+      }
+      memcpy(v, tl->busy[d], tl->n[d] * sizeof *v);
+      n = coarsen(v, tl->n[d], LMS__BOARD_SPANS);
+      memcpy(me->spans[d], v, n * sizeof *v);
+      free(v);
+    } else if (n > 0) {
+      memcpy(me->spans[d], tl->busy[d], n * sizeof *tl->busy[d]);
+    }
+    me->n[d] = (uint32_t)n;
+  }
+  me->origin = origin;
+  me->period = tl->period_ns;
+  me->round++;
+  lms__nodeshm_unlock(&b->obj);
+  return LMS_OK;
+}
+
+static double seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+lms_status_t lms__board_wait(lms__link_board_t *b, double timeout_s, char *err) {
+  double until = seconds() + timeout_s;
+  for (;;) {
+    if (lms__nodeshm_lock(&b->obj) != 0) {
+      lms__errf(err, "--link-group %s: cannot lock the link board", b->group);
+      return LMS_ERR_HOST_OOM;
+    }
+    int live = sweep(b->shm);
+    uint64_t mine = b->shm->slots[b->slot].round;
+    int behind = -1;
+    for (int i = 0; i < LMS__SHARE_MAX_GPUS && behind < 0; i++) {
+      const board_slot_t *s = &b->shm->slots[i];
+      if (s->pid != 0 && i != b->slot && s->round < mine) behind = s->rank;
+    }
+    if (live >= b->expect) b->met = 1;
+    lms__nodeshm_unlock(&b->obj);
+    if (behind < 0 && b->met) return LMS_OK;
+    if (seconds() > until) {
+      if (!b->met)
+        lms__errf(err, "--link-group %s: %d of the %d ranks announced "
+                  "(--gpus-per-link) joined within %.0f s; start every rank "
+                  "with the same --link-group", b->group, live, b->expect,
+                  timeout_s);
+      else
+        lms__errf(err, "--link-group %s: rank %d did not finish its "
+                  "iteration within %.0f s of this one", b->group, behind,
+                  timeout_s);
+      return LMS_ERR_BUSY;
+    }
+    usleep(200);
+  }
+}
+
+lms_status_t lms__board_others(lms__link_board_t *b, lms__board_view_t *v) {
+  memset(v, 0, sizeof *v);
+  if (lms__nodeshm_lock(&b->obj) != 0) return LMS_ERR_HOST_OOM;
+  sweep(b->shm);
+  lms_status_t st = LMS_OK;
+  for (int i = 0; i < LMS__SHARE_MAX_GPUS && st == LMS_OK; i++) {
+    const board_slot_t *s = &b->shm->slots[i];
+    if (s->pid == 0 || i == b->slot || s->round == 0 || s->period == 0)
+      continue;
+    lms__copy_timeline_t *tl = &v->timeline[v->n];
+    tl->period_ns = s->period;
+    for (int d = 0; d < LMS__DIR_COUNT && st == LMS_OK; d++) {
+      tl->busy[d] = malloc((s->n[d] ? s->n[d] : 1) * sizeof *tl->busy[d]);
+      if (tl->busy[d] == NULL) {
+        st = LMS_ERR_HOST_OOM;
+        break;
+      }
+      memcpy(tl->busy[d], s->spans[d], s->n[d] * sizeof *tl->busy[d]);
+      tl->n[d] = s->n[d];
+    }
+    v->origin[v->n] = s->origin;
+    v->rank[v->n] = s->rank;
+    v->n++;
+  }
+  lms__nodeshm_unlock(&b->obj);
+  if (st != LMS_OK) lms__board_view_free(v);
+  return st;
+}
+
+void lms__board_view_free(lms__board_view_t *v) {
+  for (int j = 0; j < LMS__SHARE_MAX_GPUS; j++)
+    lms__copy_timeline_free(&v->timeline[j]);
+  v->n = 0;
+}
+
+void lms__board_leave(lms__link_board_t *b) {
+  if (b == NULL) return;
+  if (lms__nodeshm_lock(&b->obj) == 0) {
+    b->shm->slots[b->slot].pid = 0;
+    /* The last one out removes it, under the lock, so no one has just
+     * joined this one. */
+    if (sweep(b->shm) == 0) lms__nodeshm_remove(&b->obj);
+    lms__nodeshm_unlock(&b->obj);
+  }
+  lms__nodeshm_close(&b->obj);
+  free(b);
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# cli_link_ranks.sh LMS - ranks sharing one host link for real, each its
+# own `lms sim` process on a simulated device (Note [Ranks on one link] in
+# src/device/linkboard.c):
+#   - two ranks running the same workload each get what the model with
+#     the GPUs in step (`--gpus-per-link 2 --in-step`) predicts, and are
+#     slower than alone, with slower copies both ways;
+#   - two ranks running different workloads each slow down, and not as the
+#     in-step model of their own workload says;
+#   - a rank killed mid-run is not waited for: the other finishes, and the
+#     board is gone after it;
+#   - a rank whose partner never comes fails by name within --link-wait;
+#   - bad groups and runs are refused, naming what is accepted.
+set -u
+lms=$1
+fail=0
+group="cli-test-$$"
+board=/dev/shm/lms-link-$(id -u)-$group
+trap 'rm -f /dev/shm/lms-link-$(id -u)-cli-test-$$*' EXIT
+base=(--links pcie3 --policies ondemand --gpus-per-link 2 --quiet --json -)
+unet=(sim unet3d --size 48 --capacities 400MiB --iterations 4)
+
+json_field() { # FILE: the shared object's figures of the one run
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+s = r["shared"]
+print(s["alone_iteration_ns"], s["iteration_ns"], s["alone_h2d_gbps"],
+      s["h2d_gbps"], s["alone_d2h_gbps"], s["d2h_gbps"])' "$1"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; rm -f /dev/shm/lms-link-$(id -u)-cli-test-$$*' EXIT
+
+# Two ranks, one workload, against the in-step model.
+"$lms" "${unet[@]}" "${base[@]}" --in-step >"$tmp/model.json" 2>/dev/null ||
+  { echo "FAIL: the in-step model exited $?"; fail=1; }
+LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-a" \
+  --link-wait 120 >"$tmp/r0.json" 2>"$tmp/r0.err" &
+p0=$!
+LOCAL_RANK=1 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-a" \
+  --link-wait 120 >"$tmp/r1.json" 2>"$tmp/r1.err"
+r1=$?
+wait $p0
+r0=$?
+if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
+  echo "FAIL: two ranks exited $r0 and $r1"; cat "$tmp/r0.err" "$tmp/r1.err"
+  fail=1
+elif python3 - "$tmp/model.json" "$tmp/r0.json" "$tmp/r1.json" <<'PY'
+import json, sys
+model, *ranks = [json.load(open(p))["runs"][0]["shared"] for p in sys.argv[1:]]
+for s in ranks:
+    assert s["iteration_ns"] > s["alone_iteration_ns"], s
+    assert s["h2d_gbps"] < s["alone_h2d_gbps"], s
+    assert s["d2h_gbps"] < s["alone_d2h_gbps"], s
+    for k in ("iteration_ns", "h2d_gbps", "d2h_gbps"):
+        assert abs(s[k] - model[k]) <= 0.001 * model[k], (k, s[k], model[k])
+print("     rank / alone: %.3f and %.3f; in-step model %.3f" % tuple(
+    s["iteration_ns"] / s["alone_iteration_ns"] for s in ranks + [model]))
+PY
+then
+  echo "ok   two ranks of one workload match the in-step model"
+else
+  echo "FAIL: two ranks against the in-step model"; fail=1
+fi
+if [ -e "$board-a" ]; then echo "FAIL: the board outlived its ranks"; fail=1; fi
+
+# Two ranks, two workloads: each slower than alone, and not as its own
+# in-step model says (its partner copies otherwise).
+goog=(sim googlenet --size 224 --batch 8 --capacities 100MiB --iterations 4)
+"$lms" "${goog[@]}" "${base[@]}" --in-step >"$tmp/gmodel.json" 2>/dev/null
+LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-b" \
+  --link-wait 120 >"$tmp/u.json" 2>"$tmp/u.err" &
+p0=$!
+LOCAL_RANK=1 "$lms" "${goog[@]}" "${base[@]}" --link-group "$group-b" \
+  --link-wait 120 >"$tmp/g.json" 2>"$tmp/g.err"
+r1=$?
+wait $p0
+r0=$?
+if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
+  echo "FAIL: two workloads exited $r0 and $r1"; cat "$tmp/u.err" "$tmp/g.err"
+  fail=1
+elif python3 - "$tmp/model.json" "$tmp/u.json" "$tmp/gmodel.json" "$tmp/g.json" <<'PY'
+import json, sys
+um, u, gm, g = [json.load(open(p))["runs"][0]["shared"] for p in sys.argv[1:]]
+for s, m in ((u, um), (g, gm)):
+    assert s["iteration_ns"] > s["alone_iteration_ns"], s
+    assert abs(s["iteration_ns"] - m["iteration_ns"]) > 0.001 * m["iteration_ns"], (s, m)
+print("     unet3d / alone %.3f (beside itself %.3f), googlenet %.3f (%.3f)" % (
+    u["iteration_ns"] / u["alone_iteration_ns"], um["iteration_ns"] / um["alone_iteration_ns"],
+    g["iteration_ns"] / g["alone_iteration_ns"], gm["iteration_ns"] / gm["alone_iteration_ns"]))
+PY
+then
+  echo "ok   two ranks of two workloads slow each other, each as its partner copies"
+else
+  echo "FAIL: two ranks of two workloads"; fail=1
+fi
+
+# A rank killed mid-run: stopped as soon as it is on the board, so that
+# the other blocks waiting for it, then killed.
+LOCAL_RANK=1 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-c" \
+  --link-wait 120 >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 2000); do
+  [ -e "$board-c" ] && break
+  sleep 0.01
+done
+kill -STOP $victim
+LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-c" \
+  --link-wait 120 >"$tmp/survivor.json" 2>"$tmp/survivor.err" &
+survivor=$!
+sleep 2
+blocked=0
+kill -0 $survivor 2>/dev/null && blocked=1
+kill -KILL $victim
+wait $victim 2>/dev/null
+wait $survivor
+rs=$?
+if [ $blocked -eq 1 ] && [ $rs -eq 0 ] && python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["runs"][0]["shared"]
+assert s["iteration_ns"] > 0' "$tmp/survivor.json" && [ ! -e "$board-c" ]; then
+  echo "ok   a rank killed mid-run is not waited for, and the board goes with the last"
+else
+  echo "FAIL: beside a stopped rank the other was blocked: $blocked; after it"
+  echo "      was killed, it exited $rs (board left: $(ls "$board-c" 2>&1))"
+  cat "$tmp/survivor.err"; fail=1
+fi
+
+# A partner that never comes.
+out=$("$lms" "${unet[@]}" "${base[@]}" --link-group "$group-d" --link-wait 1 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "1 of the 2 ranks announced (--gpus-per-link) joined within 1 s" <<<"$out"; then
+  echo "ok   a partner that never comes is named"
+else
+  echo "FAIL: a lone rank exited $rc:"; echo "$out" | sed 's/^/     /'; fail=1
+fi
+
+# Bad input.
+check_bad() { # WHAT PATTERN ARGS...
+  local what=$1 pat=$2; shift 2
+  local o; o=$("$lms" "$@" 2>&1)
+  local r=$?
+  if [ $r -eq 2 ] && grep -q -- "$pat" <<<"$o"; then
+    echo "ok   $what"
+  else
+    echo "FAIL: $what: exit $r:"; echo "$o" | sed 's/^/     /'; fail=1
+  fi
+}
+check_bad "a group without --gpus-per-link" "needs --gpus-per-link 2 to 8" \
+  "${unet[@]}" --links pcie3 --policies ondemand --link-group "$group"
+check_bad "a group name with a slash" "accepted: 1 to 40 of the letters" \
+  "${unet[@]}" --links pcie3 --policies ondemand --gpus-per-link 2 --link-group a/b
+check_bad "a group with two runs" "accepted: one link, one policy and one capacity" \
+  "${unet[@]}" --links pcie3 --gpus-per-link 2 --link-group "$group"
+check_bad "--in-step with a group" "the ranks' clocks place them" \
+  "${unet[@]}" --links pcie3 --policies ondemand --gpus-per-link 2 --in-step --link-group "$group"
+check_bad "--link-wait 0" "1 to 86400" \
+  "${unet[@]}" --gpus-per-link 2 --link-wait 0
+exit $fail
