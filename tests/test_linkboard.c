@@ -1,6 +1,7 @@
 /* test_linkboard.c - ranks of a node on one host link (Note [Ranks on one
  * link], src/device/linkboard.c): what a rank posts is what the others
- * read, placed where it began; a rank that dies is not waited for; one
+ * read, placed where it began, round for round even when one runs ahead;
+ * a rank that dies is not waited for; one
  * that never comes makes the wait fail by name; a long timeline is
  * coarsened without losing a busy moment; the last rank out removes the
  * board; and a copy beside two other GPUs with timelines of their own
@@ -88,6 +89,22 @@ Test(board, others_read_what_was_posted) {
   cr_assert(eq(sz, v.timeline[0].n[LMS__DIR_D2H], 1));
   cr_assert(eq(u64, v.timeline[0].busy[LMS__DIR_D2H][0].start, 60));
   lms__board_view_free(&v);
+  /* a runs ahead and posts round 2 before b reads again: b still reads
+   * the round it posted last, 1. */
+  lms__copy_timeline_t later = timeline(300, NULL, 0, NULL, 0);
+  cr_assert(eq(int, lms__board_post(a, &later, 9000), LMS_OK));
+  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
+  cr_assert(eq(int, v.n, 1));
+  cr_assert(eq(u64, v.origin[0], 5000));
+  cr_assert(eq(u64, v.timeline[0].period_ns, 100));
+  lms__board_view_free(&v);
+  /* Once b posts round 2, it reads a's round 2. */
+  cr_assert(eq(int, lms__board_post(b, &none, 9000), LMS_OK));
+  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
+  cr_assert(eq(u64, v.origin[0], 9000));
+  cr_assert(eq(u64, v.timeline[0].period_ns, 300));
+  lms__board_view_free(&v);
+  lms__copy_timeline_free(&later);
   lms__copy_timeline_free(&tl);
   lms__copy_timeline_free(&none);
   lms__board_leave(a);

@@ -348,7 +348,8 @@ lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *t
  * time, until the ranks announced have joined.  LMS_ERR_BUSY after
  * timeout_s seconds, with who is missing in err. */
 lms_status_t lms__board_wait(lms__link_board_t *b, double timeout_s, char *err);
-/* Copies out the latest timelines of the other ranks that have posted. */
+/* Copies out the other ranks' timelines of the round this one posted
+ * last (before its first, their latest). */
 lms_status_t lms__board_others(lms__link_board_t *b, lms__board_view_t *v);
 void lms__board_view_free(lms__board_view_t *v);
 /* Leaves the board (the last one removes it). */

@@ -41,20 +41,30 @@
  * first wait also waits for the ranks that were announced (--gpus-per-link)
  * to join; a wait that passes its timeout names who is missing.
  *
+ * A rank that has passed round r's wait may post round r + 1 before a
+ * slower one reads round r, so each slot keeps two rounds (r at r % 2)
+ * and a rank reads the others' round that it posted last; none can post
+ * r + 2 before every live rank has posted r + 1, after reading round r.
+ *
  * A posted timeline holds at most LMS__BOARD_SPANS spans a direction;
  * a longer one has its shortest idle gaps closed until it fits, which
  * counts the link busy a little longer than it was. */
 
 #define BOARD_MAGIC 0x6c6d736c696e6b31ull /* "lmslink1" */
 
+/* One round's timeline of a rank. */
+typedef struct posted {
+  uint64_t origin, period;   /* where it begins, its length */
+  uint32_t n[LMS__DIR_COUNT];
+  lms__copy_span_t spans[LMS__DIR_COUNT][LMS__BOARD_SPANS];
+} posted_t;
+
 typedef struct board_slot {
   pid_t pid;                 /* 0: free */
   unsigned long long start;  /* the pid's start time */
   int rank;                  /* the local rank, for messages */
   uint64_t round;            /* timelines posted */
-  uint64_t origin, period;   /* where the latest one begins, its length */
-  uint32_t n[LMS__DIR_COUNT];
-  lms__copy_span_t spans[LMS__DIR_COUNT][LMS__BOARD_SPANS];
+  posted_t posted[2];        /* round r's at r % 2 */
 } board_slot_t;
 
 typedef struct board_shm {
@@ -185,6 +195,7 @@ lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *t
                              uint64_t origin) {
   if (lms__nodeshm_lock(&b->obj) != 0) return LMS_ERR_HOST_OOM;
   board_slot_t *me = &b->shm->slots[b->slot];
+  posted_t *to = &me->posted[(me->round + 1) % 2];
   for (int d = 0; d < LMS__DIR_COUNT; d++) {
     size_t n = tl->n[d] < LMS__BOARD_SPANS ? tl->n[d] : LMS__BOARD_SPANS;
     if (tl->n[d] > LMS__BOARD_SPANS) {
@@ -196,15 +207,15 @@ lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *t
       }
       memcpy(v, tl->busy[d], tl->n[d] * sizeof *v);
       n = coarsen(v, tl->n[d], LMS__BOARD_SPANS);
-      memcpy(me->spans[d], v, n * sizeof *v);
+      memcpy(to->spans[d], v, n * sizeof *v);
       free(v);
     } else if (n > 0) {
-      memcpy(me->spans[d], tl->busy[d], n * sizeof *tl->busy[d]);
+      memcpy(to->spans[d], tl->busy[d], n * sizeof *tl->busy[d]);
     }
-    me->n[d] = (uint32_t)n;
+    to->n[d] = (uint32_t)n;
   }
-  me->origin = origin;
-  me->period = tl->period_ns;
+  to->origin = origin;
+  to->period = tl->period_ns;
   me->round++;
   lms__nodeshm_unlock(&b->obj);
   return LMS_OK;
@@ -254,22 +265,26 @@ lms_status_t lms__board_others(lms__link_board_t *b, lms__board_view_t *v) {
   if (lms__nodeshm_lock(&b->obj) != 0) return LMS_ERR_HOST_OOM;
   sweep(b->shm);
   lms_status_t st = LMS_OK;
+  uint64_t round = b->shm->slots[b->slot].round;
   for (int i = 0; i < LMS__SHARE_MAX_GPUS && st == LMS_OK; i++) {
     const board_slot_t *s = &b->shm->slots[i];
-    if (s->pid == 0 || i == b->slot || s->round == 0 || s->period == 0)
-      continue;
+    /* The round this rank posted last, or, before its first, theirs. */
+    uint64_t r = round > 0 ? round : s->round;
+    if (s->pid == 0 || i == b->slot || r == 0 || s->round < r) continue;
+    const posted_t *p = &s->posted[r % 2];
+    if (p->period == 0) continue;
     lms__copy_timeline_t *tl = &v->timeline[v->n];
-    tl->period_ns = s->period;
+    tl->period_ns = p->period;
     for (int d = 0; d < LMS__DIR_COUNT && st == LMS_OK; d++) {
-      tl->busy[d] = malloc((s->n[d] ? s->n[d] : 1) * sizeof *tl->busy[d]);
+      tl->busy[d] = malloc((p->n[d] ? p->n[d] : 1) * sizeof *tl->busy[d]);
       if (tl->busy[d] == NULL) {
         st = LMS_ERR_HOST_OOM;
         break;
       }
-      memcpy(tl->busy[d], s->spans[d], s->n[d] * sizeof *tl->busy[d]);
-      tl->n[d] = s->n[d];
+      memcpy(tl->busy[d], p->spans[d], p->n[d] * sizeof *tl->busy[d]);
+      tl->n[d] = p->n[d];
     }
-    v->origin[v->n] = s->origin;
+    v->origin[v->n] = p->origin;
     v->rank[v->n] = s->rank;
     v->n++;
   }
