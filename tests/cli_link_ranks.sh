@@ -2,9 +2,9 @@
 # cli_link_ranks.sh LMS - ranks sharing one host link for real, each its
 # own `lms sim` process on a simulated device (Note [Ranks on one link] in
 # src/device/linkboard.c):
-#   - two ranks running the same workload each get what the model with
-#     the GPUs in step (`--gpus-per-link 2 --in-step`) predicts, and are
-#     slower than alone, with slower copies both ways;
+#   - two or four ranks running the same workload each get what the model
+#     with the GPUs in step (`--gpus-per-link N --in-step`) predicts, and
+#     are slower than alone, with slower copies both ways;
 #   - two ranks running different workloads each slow down, and not as the
 #     in-step model of their own workload says;
 #   - a rank killed mid-run is not waited for: the other finishes, and the
@@ -32,21 +32,24 @@ print(s["alone_iteration_ns"], s["iteration_ns"], s["alone_h2d_gbps"],
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; rm -f /dev/shm/lms-link-$(id -u)-cli-test-$$*' EXIT
 
-# Two ranks, one workload, against the in-step model.
-"$lms" "${unet[@]}" "${base[@]}" --in-step >"$tmp/model.json" 2>/dev/null ||
-  { echo "FAIL: the in-step model exited $?"; fail=1; }
-LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-a" \
-  --link-wait 120 >"$tmp/r0.json" 2>"$tmp/r0.err" &
-p0=$!
-LOCAL_RANK=1 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-a" \
-  --link-wait 120 >"$tmp/r1.json" 2>"$tmp/r1.err"
-r1=$?
-wait $p0
-r0=$?
-if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
-  echo "FAIL: two ranks exited $r0 and $r1"; cat "$tmp/r0.err" "$tmp/r1.err"
-  fail=1
-elif python3 - "$tmp/model.json" "$tmp/r0.json" "$tmp/r1.json" <<'PY'
+# N ranks of one workload against the in-step model (with four, a rank
+# that ran ahead and posted its next round must not change what a slower
+# one shares with).
+for n in 2 4; do
+  nb=(--links pcie3 --policies ondemand --gpus-per-link $n --quiet --json -)
+  "$lms" "${unet[@]}" "${nb[@]}" --in-step >"$tmp/model$n.json" 2>/dev/null ||
+    { echo "FAIL: the in-step model of $n exited $?"; fail=1; }
+  pids=()
+  for i in $(seq 0 $((n - 1))); do
+    LOCAL_RANK=$i "$lms" "${unet[@]}" "${nb[@]}" --link-group "$group-a$n" \
+      --link-wait 120 >"$tmp/r$n-$i.json" 2>"$tmp/r$n-$i.err" &
+    pids+=($!)
+  done
+  bad=0
+  for p in "${pids[@]}"; do wait "$p" || bad=1; done
+  if [ $bad -ne 0 ]; then
+    echo "FAIL: $n ranks: one exited non-zero"; cat "$tmp"/r$n-*.err; fail=1
+  elif python3 - "$tmp/model$n.json" "$tmp"/r$n-*.json <<'PY'
 import json, sys
 model, *ranks = [json.load(open(p))["runs"][0]["shared"] for p in sys.argv[1:]]
 for s in ranks:
@@ -55,15 +58,17 @@ for s in ranks:
     assert s["d2h_gbps"] < s["alone_d2h_gbps"], s
     for k in ("iteration_ns", "h2d_gbps", "d2h_gbps"):
         assert abs(s[k] - model[k]) <= 0.001 * model[k], (k, s[k], model[k])
-print("     rank / alone: %.3f and %.3f; in-step model %.3f" % tuple(
-    s["iteration_ns"] / s["alone_iteration_ns"] for s in ranks + [model]))
+print("     rank / alone: %s; in-step model %.3f" % (
+    " ".join("%.3f" % (s["iteration_ns"] / s["alone_iteration_ns"]) for s in ranks),
+    model["iteration_ns"] / model["alone_iteration_ns"]))
 PY
-then
-  echo "ok   two ranks of one workload match the in-step model"
-else
-  echo "FAIL: two ranks against the in-step model"; fail=1
-fi
-if [ -e "$board-a" ]; then echo "FAIL: the board outlived its ranks"; fail=1; fi
+  then
+    echo "ok   $n ranks of one workload match the in-step model"
+  else
+    echo "FAIL: $n ranks against the in-step model"; fail=1
+  fi
+  if [ -e "$board-a$n" ]; then echo "FAIL: the board outlived its ranks"; fail=1; fi
+done
 
 # Two ranks, two workloads: each slower than alone, and not as its own
 # in-step model says (its partner copies otherwise).
@@ -80,7 +85,7 @@ r0=$?
 if [ $r0 -ne 0 ] || [ $r1 -ne 0 ]; then
   echo "FAIL: two workloads exited $r0 and $r1"; cat "$tmp/u.err" "$tmp/g.err"
   fail=1
-elif python3 - "$tmp/model.json" "$tmp/u.json" "$tmp/gmodel.json" "$tmp/g.json" <<'PY'
+elif python3 - "$tmp/model2.json" "$tmp/u.json" "$tmp/gmodel.json" "$tmp/g.json" <<'PY'
 import json, sys
 um, u, gm, g = [json.load(open(p))["runs"][0]["shared"] for p in sys.argv[1:]]
 for s, m in ((u, um), (g, gm)):
