@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_link_ranks.sh LMS - ranks sharing one host link for real, each its
 # own `lms sim` process on a simulated device (Note [Ranks on one link] in
-# src/device/linkboard.c):
+# src/replay/linkboard.c):
 #   - two or four ranks running the same workload each get what the model
 #     with the GPUs in step (`--gpus-per-link N --in-step`) predicts, and
 #     are slower than alone, with slower copies both ways;
@@ -101,34 +101,40 @@ else
   echo "FAIL: two ranks of two workloads"; fail=1
 fi
 
-# A rank killed mid-run: stopped as soon as it is on the board, so that
-# the other blocks waiting for it, then killed.
-LOCAL_RANK=1 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-c" \
-  --link-wait 120 >/dev/null 2>&1 &
+# A rank killed mid-run: stopped once it has joined, so that the other
+# blocks waiting for its first round (their logs say when), then killed.
+until_in() { # FILE TEXT: waits up to 120 s for TEXT in FILE
+  for _ in $(seq 1 1200); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+LMS_LOG=info,device LOCAL_RANK=1 "$lms" "${unet[@]}" "${base[@]}" \
+  --link-group "$group-c" --link-wait 120 >/dev/null 2>"$tmp/victim.err" &
 victim=$!
-for _ in $(seq 1 2000); do
-  [ -e "$board-c" ] && break
-  sleep 0.01
-done
+joined=0 blocked=0
+until_in "$tmp/victim.err" "rank 1 joined" && joined=1
 kill -STOP $victim
-LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" --link-group "$group-c" \
-  --link-wait 120 >"$tmp/survivor.json" 2>"$tmp/survivor.err" &
+LMS_LOG=info,device LOCAL_RANK=0 "$lms" "${unet[@]}" "${base[@]}" \
+  --link-group "$group-c" --link-wait 120 >"$tmp/survivor.json" \
+  2>"$tmp/survivor.err" &
 survivor=$!
-sleep 2
-blocked=0
-kill -0 $survivor 2>/dev/null && blocked=1
+until_in "$tmp/survivor.err" "waits for rank 1" && blocked=1
 kill -KILL $victim
 wait $victim 2>/dev/null
 wait $survivor
 rs=$?
-if [ $blocked -eq 1 ] && [ $rs -eq 0 ] && python3 -c '
+if [ $joined -eq 1 ] && [ $blocked -eq 1 ] && [ $rs -eq 0 ] &&
+   grep -q "rank 1 (process $victim) is gone" "$tmp/survivor.err" &&
+   python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["runs"][0]["shared"]
 assert s["iteration_ns"] > 0' "$tmp/survivor.json" && [ ! -e "$board-c" ]; then
   echo "ok   a rank killed mid-run is not waited for, and the board goes with the last"
 else
-  echo "FAIL: beside a stopped rank the other was blocked: $blocked; after it"
-  echo "      was killed, it exited $rs (board left: $(ls "$board-c" 2>&1))"
+  echo "FAIL: a rank killed mid-run: joined $joined, the other blocked on it"
+  echo "      $blocked, then exited $rs (board left: $(ls "$board-c" 2>&1))"
   cat "$tmp/survivor.err"; fail=1
 fi
 

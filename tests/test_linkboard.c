@@ -1,9 +1,10 @@
 /* test_linkboard.c - ranks of a node on one host link (Note [Ranks on one
- * link], src/device/linkboard.c): what a rank posts is what the others
+ * link], src/replay/linkboard.c): what a rank posts is what the others
  * read, placed where it began, round for round even when one runs ahead;
- * a rank that dies is not waited for; one
+ * a rank that dies (or came and left) is not waited for, nor a zombie;
+ * ranks must announce the same count; one
  * that never comes makes the wait fail by name; a long timeline is
- * coarsened without losing a busy moment; the last rank out removes the
+ * coarsened, shortest gaps first, without losing a busy moment; the last rank out removes the
  * board; and a copy beside two other GPUs with timelines of their own
  * moves at the share each moment gives it.
  *
@@ -21,6 +22,7 @@
 
 #include "core/link.h"
 #include "device/device.h"
+#include "replay/linkboard.h"
 
 static char g_group[48];
 
@@ -153,17 +155,78 @@ Test(board, a_dead_rank_is_not_waited_for) {
   cr_assert(eq(int, lms__board_post(a, &none, 0), LMS_OK));
   cr_assert(eq(int, lms__board_wait(a, 0.05, err), LMS_ERR_BUSY));
   kill(child, SIGKILL);
-  int status;
-  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
+  /* Not reaped yet: a zombie, which is dead all the same. */
+  siginfo_t info;
+  cr_assert(eq(int, waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0));
   cr_assert(eq(int, lms__board_wait(a, 1.0, err), LMS_OK), "%s", err);
   lms__board_view_t v;
   cr_assert(eq(int, lms__board_others(a, &v), LMS_OK));
   cr_assert(eq(int, v.n, 0), "a dead rank's timeline is not shared");
+  int status;
+  cr_assert(eq(int, (int)waitpid(child, &status, 0), (int)child));
   lms__copy_timeline_free(&none);
   lms__board_leave(a);
   cr_assert(not(board_exists()));
   close(go[0]);
   close(go[1]);
+}
+
+Test(board, a_rank_that_came_and_left_is_not_waited_for) {
+  lms__link_board_t *a = join(2, 0), *b = join(2, 1);
+  lms__board_leave(b);
+  lms__copy_timeline_t none = timeline(100, NULL, 0, NULL, 0);
+  cr_assert(eq(int, lms__board_post(a, &none, 0), LMS_OK));
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__board_wait(a, 1.0, err), LMS_OK), "%s", err);
+  lms__copy_timeline_free(&none);
+  lms__board_leave(a);
+}
+
+Test(board, ranks_announced_alike) {
+  lms__link_board_t *a = join(2, 0), *b = NULL;
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__board_join(g_group, 3, 1, &b, err), LMS_ERR_INVALID));
+  cr_assert(strstr(err, "3 ranks announced here, 2 by the ranks already on "
+                        "it") != NULL, "%s", err);
+  lms__board_leave(a);
+  /* The board went with its last rank: a new job may announce 3. */
+  b = join(3, 0);
+  lms__board_leave(b);
+}
+
+Test(board, gaps_all_different_close_shortest_first) {
+  /* Spans of 10 ns with gaps all different (a permutation of 1 .. N - 1
+   * ns): the 100 shortest close, at once, and no longer one does. */
+  enum { N = LMS__BOARD_SPANS + 100 };
+  static lms__copy_span_t h2d[N];
+  static uint64_t gap[N];
+  for (size_t i = 0; i + 1 < N; i++) gap[i] = 1 + (i * 7919) % (N - 1);
+  uint64_t t = 0;
+  for (size_t i = 0; i < N; i++) {
+    h2d[i] = (lms__copy_span_t){t, t + 10};
+    t += 10 + (i + 1 < N ? gap[i] : 1);
+  }
+  lms__copy_timeline_t tl = timeline(t, h2d, N, NULL, 0);
+  cr_assert(eq(sz, tl.n[LMS__DIR_H2D], N));
+  lms__link_board_t *a = join(2, 0), *b = join(2, 1);
+  cr_assert(eq(int, lms__board_post(a, &tl, 0), LMS_OK));
+  lms__board_view_t v;
+  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
+  const lms__copy_timeline_t *got = &v.timeline[0];
+  cr_assert(eq(sz, got->n[LMS__DIR_H2D], LMS__BOARD_SPANS));
+  for (size_t i = 0; i + 1 < N; i++) {
+    double next, mid = (double)h2d[i].end + (double)gap[i] / 2;
+    int busy = lms__copy_timeline_at(got, LMS__DIR_H2D, mid, &next);
+    cr_assert(eq(int, busy, gap[i] <= 100), "gap %zu of %llu ns", i,
+              (unsigned long long)gap[i]);
+    cr_assert(eq(int, lms__copy_timeline_at(got, LMS__DIR_H2D,
+                                            (double)h2d[i].start + 5, &next),
+                 1));
+  }
+  lms__board_view_free(&v);
+  lms__copy_timeline_free(&tl);
+  lms__board_leave(a);
+  lms__board_leave(b);
 }
 
 Test(board, a_long_timeline_is_coarsened_not_lost) {

@@ -43,7 +43,7 @@
 #include "core/log.h"
 #include "core/nodeshm.h"
 
-#define LEDGER_MAGIC 0x6c6d736e6f646531ull /* "lmsnode1" */
+#define LEDGER_MAGIC 0x6c6d736e6f646532ull /* "lmsnode2": the layout of nodeshm.h */
 #define LEDGER_SLOTS 256
 
 typedef struct slot {
@@ -105,20 +105,14 @@ lms_status_t lms__node_ledger_join(const char *name, uint64_t limit,
   }
   l->limit = limit;
   l->slot = -1;
-  lms_status_t st = lms__nodeshm_open(&l->obj, name, sizeof(ledger_shm_t),
-                                      LEDGER_MAGIC, "--node-host-limit", err);
+  lms_status_t st = lms__nodeshm_open_locked(
+      &l->obj, name, sizeof(ledger_shm_t), LEDGER_MAGIC, "--node-host-limit",
+      err);
   if (st != LMS_OK) {
     free(l);
     return st;
   }
   l->shm = lms__nodeshm_payload(&l->obj);
-  if (take(l) != 0) {
-    lms__errf(err, "--node-host-limit: cannot lock the node ledger %s",
-              l->obj.name);
-    lms__nodeshm_close(&l->obj);
-    free(l);
-    return LMS_ERR_HOST_OOM;
-  }
   sweep(l->shm, NULL);
   for (int i = 0; i < LEDGER_SLOTS && l->slot < 0; i++) {
     if (l->shm->slots[i].pid != 0) continue;
@@ -185,15 +179,12 @@ void lms__node_ledger_hold_for_test(lms__node_ledger_t *l) {
 
 void lms__node_ledger_leave(lms__node_ledger_t *l) {
   if (l == NULL) return;
-  int live = 1;
-  int locked = take(l) == 0;
-  if (locked) {
+  if (take(l) == 0) {
+    int live = 1;
     memset(&l->shm->slots[l->slot], 0, sizeof(slot_t));
     sweep(l->shm, &live);
-  }
-  if (locked) {
-    /* The last one out removes it, under the lock, so no one has just
-     * joined this one. */
+    /* The last one out removes it, under the lock; one that opened it
+     * just before sees the mark and opens a new one. */
     if (live == 0) lms__nodeshm_remove(&l->obj);
     give(l);
   }

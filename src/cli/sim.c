@@ -13,7 +13,10 @@
  * running the workload behind one host link, and a second table (and a
  * "shared" object per JSON run) gives each GPU's copy throughput and
  * iteration time against the same GPU alone (Note [Shared link] in
- * device/linkshare.c).
+ * device/linkshare.c); --in-step begins the GPUs' iterations together.
+ * With --link-group NAME as well, N such processes (one run each) are the
+ * N GPUs for real, each with its own workload (Note [Ranks on one link]
+ * in replay/linkboard.c), and each prints its own row.
  *
  * With --calibrate-busy PCT the workload's compute is first scaled so that
  * the first run (first capacity, link and policy) is busy PCT % of its
@@ -373,7 +376,8 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "in; it: iterations run (! : not settled; the iteration of median "
                "time among the last eight shown)\n");
   if (nshared > 0) {
-    lms__simcmd_print_shared_header(out, a.gpus_per_link);
+    lms__simcmd_print_shared_header(out, a.gpus_per_link,
+                                    a.link_group[0] != '\0');
     for (size_t i = 0; i < nshared; i++) lms__simcmd_print_shared_row(out, &shared[i]);
     if (a.link_group[0] != '\0')
       fprintf(out, "\nshared: this rank (local rank %d) beside the other "

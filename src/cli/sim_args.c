@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/sim_parts.h"
+#include "replay/linkboard.h"
 
 #define MAX_LIST 16
 

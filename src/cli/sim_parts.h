@@ -33,7 +33,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
                           uint64_t inmem_ns, int first,
                           const lms__shared_result_t *shared);
 /* The shared-link table (--gpus-per-link): its header and a row. */
-void lms__simcmd_print_shared_header(FILE *f, int gpus);
+void lms__simcmd_print_shared_header(FILE *f, int gpus, int board);
 void lms__simcmd_print_shared_row(FILE *f, const shared_row_t *row);
 
 #endif

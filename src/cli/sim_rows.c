@@ -11,9 +11,13 @@ static double pct(double now, double was) {
   return was > 0 ? 100.0 * (now / was - 1.0) : 0.0;
 }
 
-void lms__simcmd_print_shared_header(FILE *f, int gpus) {
-  fprintf(f, "\n%d GPUs per host link, each running this workload; per GPU, "
-             "against the same GPU alone\n", gpus);
+void lms__simcmd_print_shared_header(FILE *f, int gpus, int board) {
+  if (board)
+    fprintf(f, "\n%d ranks on one host link, each its own process with its "
+               "own workload; this rank, against itself alone\n", gpus);
+  else
+    fprintf(f, "\n%d GPUs per host link, each running this workload; per "
+               "GPU, against the same GPU alone\n", gpus);
   fprintf(f, "%-8s %-9s %6s %9s %9s %7s %15s %7s %15s %7s %11s %11s\n",
           "link", "policy", "GiB", "alone ms", "shared ms", "time",
           "H2D GB/s", "change", "D2H GB/s", "change", "link GB/s",
@@ -37,7 +41,8 @@ void lms__simcmd_print_shared_row(FILE *f, const shared_row_t *row) {
 
 static void json_shared(FILE *f, const lms__shared_result_t *r) {
   fprintf(f,
-          ", \"shared\": {\"gpus_per_link\": %d, \"phases\": %d, "
+          ", \"shared\": {\"gpus_per_link\": %d, \"in_step\": %s, "
+          "\"link_group\": %s, \"phases\": %d, "
           "\"rounds\": %d, \"samples\": %d, \"alone_iteration_ns\": %llu, "
           "\"iteration_ns\": %.0f, \"iteration_min_ns\": %.0f, "
           "\"iteration_max_ns\": %.0f, \"iteration_change\": %.4f, "
@@ -46,7 +51,8 @@ static void json_shared(FILE *f, const lms__shared_result_t *r) {
           "\"d2h_gbps\": %.3f, \"d2h_change\": %.4f, "
           "\"link_h2d_gbps\": %.3f, \"link_d2h_gbps\": %.3f, "
           "\"alone_gpu_busy\": %.4f, \"gpu_busy\": %.4f}",
-          r->gpus, r->phases, r->rounds, r->samples,
+          r->gpus, r->in_step ? "true" : "false", r->board ? "true" : "false",
+          r->phases, r->rounds, r->samples,
           (unsigned long long)r->alone.last.time_ns, r->iter_ns,
           r->iter_min_ns, r->iter_max_ns,
           pct(r->iter_ns, (double)r->alone.last.time_ns) / 100.0,

@@ -16,6 +16,7 @@
 typedef struct header {
   uint64_t magic; /* set last, once the mutex is ready */
   pthread_mutex_t lock;
+  int removed;    /* its name is gone: whoever maps it now is alone */
 } header_t;
 
 /* The payload starts here, past the header, on a 64-byte boundary. */
@@ -37,7 +38,10 @@ lms_status_t lms__nodeshm_open(lms__nodeshm_t *s, const char *name,
   }
   if (fd < 0 || (made && ftruncate(fd, (off_t)s->bytes) != 0)) {
     lms__errf(err, "%s: cannot open %s: %s", what, s->name, strerror(errno));
-    if (fd >= 0) close(fd);
+    if (fd >= 0) {
+      close(fd);
+      shm_unlink(s->name); /* made here, never sized: no one uses it */
+    }
     return LMS_ERR_HOST_OOM;
   }
   /* Whoever made it may still be sizing it. */
@@ -85,6 +89,26 @@ lms_status_t lms__nodeshm_open(lms__nodeshm_t *s, const char *name,
   return LMS_OK;
 }
 
+lms_status_t lms__nodeshm_open_locked(lms__nodeshm_t *s, const char *name,
+                                      size_t payload, uint64_t magic,
+                                      const char *what, char *err) {
+  for (int tries = 0; tries < 100; tries++) {
+    LMS_CHECK(lms__nodeshm_open(s, name, payload, magic, what, err));
+    if (lms__nodeshm_lock(s) != 0) {
+      lms__errf(err, "%s: cannot lock %s", what, s->name);
+      lms__nodeshm_close(s);
+      return LMS_ERR_HOST_OOM;
+    }
+    if (!head(s)->removed) return LMS_OK;
+    /* Its last user removed it after this one opened it: open anew. */
+    lms__nodeshm_unlock(s);
+    lms__nodeshm_close(s);
+  }
+  lms__errf(err, "%s: %s was removed under this process 100 times running",
+            what, name);
+  return LMS_ERR_HOST_OOM;
+}
+
 void *lms__nodeshm_payload(const lms__nodeshm_t *s) {
   return (char *)s->base + PAYLOAD_AT;
 }
@@ -103,7 +127,10 @@ void lms__nodeshm_unlock(lms__nodeshm_t *s) {
   pthread_mutex_unlock(&head(s)->lock);
 }
 
-void lms__nodeshm_remove(lms__nodeshm_t *s) { shm_unlink(s->name); }
+void lms__nodeshm_remove(lms__nodeshm_t *s) {
+  head(s)->removed = 1;
+  shm_unlink(s->name);
+}
 
 void lms__nodeshm_close(lms__nodeshm_t *s) {
   if (s->base == NULL) return;
@@ -131,9 +158,25 @@ unsigned long long lms__pid_start_time(pid_t pid) {
   return 0;
 }
 
+/* The state letter of pid (field 3 of /proc/PID/stat), '?' unread. */
+static char pid_state(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return '?';
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  return p != NULL && p[1] == ' ' && p[2] != '\0' ? p[2] : '?';
+}
+
 int lms__pid_alive(pid_t pid, unsigned long long start) {
   if (pid == 0) return 0;
   if (kill(pid, 0) != 0 && errno == ESRCH) return 0;
+  /* A zombie has died; only its parent has not reaped it yet. */
+  char state = pid_state(pid);
+  if (state == 'Z' || state == 'X') return 0;
   unsigned long long st = lms__pid_start_time(pid);
   return st == 0 || st == start;
 }

@@ -60,7 +60,7 @@
  *
  * Limitations: in the model all GPUs run the same workload (ranks that run
  * as processes of their own share with each one's own timeline: Note
- * [Ranks on one link] in linkboard.c); a phase is held for a whole
+ * [Ranks on one link] in replay/linkboard.c); a phase is held for a whole
  * iteration; the host's memory and root complex are assumed fast enough
  * for every switch at once (GPUs behind different switches do not
  * interact); and the switch's own latency is ignored. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/ctx.h"
+#include "replay/linkboard.h"
 
 /* Note [Finding the shared timeline]
  *
@@ -46,7 +47,7 @@
  * iteration the others take this GPU's timeline of that iteration, begun
  * where it began, for the next.  That is what ranks running the same
  * workload do on a board (Note [Ranks on one link] in
- * device/linkboard.c), and the test cli_link_ranks holds two real ranks to
+ * replay/linkboard.c), and the test cli_link_ranks holds two and four ranks to
  * it.
  *
  * The share is put on the device once the first step of the first
@@ -320,7 +321,9 @@ static int board_step(void *arg, lms_ctx_t *ctx, uint32_t step) {
   if (others_now(h, &tl, &v) != 0) return 1;
   lms__sim_record_copies(sim, 1); /* the next period's, from here */
   h->origin = now;
-  /* The device reads the old view until it is given the new one. */
+  /* The new view takes the old one's place; the old one's timelines are
+   * freed once the device has been given the new ones (it reads them only
+   * when a copy is enqueued, on this thread). */
   lms__board_view_t old = h->view;
   h->view = v;
   lms__link_share_t sh;
@@ -355,6 +358,8 @@ static lms_status_t run_beside(const lms__workload_t *w,
   out->gpus = gpus;
   out->phases = out->samples = 1;
   out->rounds = iterations;
+  out->in_step = 1;
+  out->board = h->board != NULL;
   out->iter_ns = out->iter_min_ns = out->iter_max_ns = (double)l->time_ns;
   out->compute_ns = (double)l->compute_ns;
   out->bytes_h2d = (double)l->bytes_h2d;

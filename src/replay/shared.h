@@ -17,6 +17,10 @@ typedef struct lms__shared_result {
   int phases;               /* phase offsets averaged over */
   int rounds;               /* rounds per phase, the first discarded */
   int samples;              /* runs averaged: phases x (rounds - 1) */
+  int in_step;              /* the GPUs' iterations began together */
+  int board;                /* one rank of a link group beside others, each
+                               its own process: the link figures are its
+                               own (Note [Ranks on one link]) */
   lms__replay_result_t alone;
   double alone_h2d_gbps;    /* bytes over the time copies were in flight */
   double alone_d2h_gbps;
@@ -38,7 +42,7 @@ lms_status_t lms__replay_shared(const lms__workload_t *w,
                                 lms__shared_result_t *out, char *err);
 
 /* Runs w alone, then as one rank of link group `group` (Note [Ranks on
- * one link] in device/linkboard.c), on which `ranks` ranks, each its own
+ * one link] in replay/linkboard.c), on which `ranks` ranks, each its own
  * process, are announced; `rank` names this one; it waits up to wait_s
  * seconds for them each time.  The result is this rank's: its alone run
  * and its last iteration beside the others (one sample).  err

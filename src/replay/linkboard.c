@@ -4,6 +4,8 @@
  * Invariants: a slot with pid 0 is free; a posted timeline is whole
  * (sorted, disjoint spans inside [0, period)) and changes only under the
  * lock; a rank's round counts the timelines it has posted. */
+#include "replay/linkboard.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,6 @@
 
 #include "core/log.h"
 #include "core/nodeshm.h"
-#include "device/device.h"
 
 /* Note [Ranks on one link]
  *
@@ -38,8 +39,10 @@
  * stop waiting for it and stop sharing with it); one that dies is found
  * gone by its pid and start time when another takes the lock, as the node
  * ledger does (Note [One host budget per node], alloc/nodeledger.c).  The
- * first wait also waits for the ranks that were announced (--gpus-per-link)
- * to join; a wait that passes its timeout names who is missing.
+ * first wait also waits until as many ranks as were announced
+ * (--gpus-per-link, the same on every rank) have joined, counting those
+ * that have left since; a wait that passes its timeout names who is
+ * missing.  A waiting rank polls the board, backing off to 5 ms.
  *
  * A rank that has passed round r's wait may post round r + 1 before a
  * slower one reads round r, so each slot keeps two rounds (r at r % 2)
@@ -48,9 +51,11 @@
  *
  * A posted timeline holds at most LMS__BOARD_SPANS spans a direction;
  * a longer one has its shortest idle gaps closed until it fits, which
- * counts the link busy a little longer than it was. */
+ * counts the link busy a little longer than it was.  A round's timeline
+ * is written before the round is counted, so a rank that dies while
+ * posting leaves the last whole one. */
 
-#define BOARD_MAGIC 0x6c6d736c696e6b31ull /* "lmslink1" */
+#define BOARD_MAGIC 0x6c6d736c696e6b32ull /* "lmslink2" */
 
 /* One round's timeline of a rank. */
 typedef struct posted {
@@ -68,6 +73,8 @@ typedef struct board_slot {
 } board_slot_t;
 
 typedef struct board_shm {
+  int ranks;      /* announced by the first to join */
+  int joined;     /* ranks that ever took a slot */
   board_slot_t slots[LMS__SHARE_MAX_GPUS];
 } board_shm_t;
 
@@ -76,7 +83,7 @@ struct lms__link_board {
   board_shm_t *shm;
   int slot;
   int expect;         /* ranks announced, waited for once */
-  int met;            /* they all joined once */
+  int waited;         /* it has said that it waits */
   char group[LMS__BOARD_GROUP_MAX + 1];
 };
 
@@ -133,21 +140,26 @@ lms_status_t lms__board_join(const char *group, int ranks, int rank,
   b->slot = -1;
   char name[96];
   snprintf(name, sizeof name, "/lms-link-%ld-%s", (long)getuid(), group);
-  lms_status_t st = lms__nodeshm_open(&b->obj, name, sizeof(board_shm_t),
-                                      BOARD_MAGIC, "--link-group", err);
+  lms_status_t st = lms__nodeshm_open_locked(
+      &b->obj, name, sizeof(board_shm_t), BOARD_MAGIC, "--link-group", err);
   if (st != LMS_OK) {
     free(b);
     return st;
   }
   b->shm = lms__nodeshm_payload(&b->obj);
-  if (lms__nodeshm_lock(&b->obj) != 0) {
-    lms__errf(err, "--link-group: cannot lock the link board %s", name);
-    lms__nodeshm_close(&b->obj);
-    free(b);
-    return LMS_ERR_HOST_OOM;
+  if (sweep(b->shm) == 0) {
+    /* No rank on it: what it says is an earlier job's, whose ranks died. */
+    b->shm->ranks = 0;
+    b->shm->joined = 0;
   }
-  sweep(b->shm);
-  for (int i = 0; i < LMS__SHARE_MAX_GPUS && b->slot < 0; i++) {
+  if (b->shm->ranks == 0) b->shm->ranks = ranks;
+  if (b->shm->ranks != ranks) {
+    lms__errf(err, "--link-group %s: %d ranks announced here, %d by the "
+              "ranks already on it; give every rank the same "
+              "--gpus-per-link", group, ranks, b->shm->ranks);
+    st = LMS_ERR_INVALID;
+  }
+  for (int i = 0; st == LMS_OK && i < LMS__SHARE_MAX_GPUS && b->slot < 0; i++) {
     board_slot_t *s = &b->shm->slots[i];
     if (s->pid != 0) continue;
     memset(s, 0, sizeof *s);
@@ -155,40 +167,59 @@ lms_status_t lms__board_join(const char *group, int ranks, int rank,
     s->start = lms__pid_start_time(s->pid);
     s->rank = rank;
     b->slot = i;
+    b->shm->joined++;
   }
+  int joined = b->shm->joined;
   lms__nodeshm_unlock(&b->obj);
-  if (b->slot < 0) {
+  if (b->slot >= 0)
+    LMS_LOG(INFO, DEVICE, "link group %s: rank %d joined (%d of %d)", group,
+            rank, joined, ranks);
+  if (st == LMS_OK && b->slot < 0) {
     lms__errf(err, "--link-group %s: the link already has %d ranks on it; "
               "accepted: at most %d", group, LMS__SHARE_MAX_GPUS,
               LMS__SHARE_MAX_GPUS);
+    st = LMS_ERR_INVALID;
+  }
+  if (st != LMS_OK) {
     lms__nodeshm_close(&b->obj);
     free(b);
-    return LMS_ERR_INVALID;
+    return st;
   }
   *out = b;
   return LMS_OK;
 }
 
-/* Closes the shortest idle gaps of v (n sorted, disjoint spans) until at
- * most `cap` spans are left; the new count. */
+static int by_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Closes the n - cap shortest idle gaps of v (n sorted, disjoint spans),
+ * the earliest first among gaps alike, leaving cap spans.  O(n log n).
+ * Returns the new count, or 0 with no memory for the gaps. */
 static size_t coarsen(lms__copy_span_t *v, size_t n, size_t cap) {
-  while (n > cap) {
-    /* The shortest gap between neighbours; merging it and every gap as
-     * short halves the count at worst, so the loop runs O(log) times. */
-    uint64_t shortest = UINT64_MAX;
-    for (size_t i = 1; i < n; i++)
-      if (v[i].start - v[i - 1].end < shortest)
-        shortest = v[i].start - v[i - 1].end;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (m > 0 && v[i].start - v[m - 1].end <= shortest && n - (i - m) > cap)
-        v[m - 1].end = v[i].end;
-      else
-        v[m++] = v[i];
+  if (n <= cap) return n;
+  uint64_t *gap = malloc((n - 1) * sizeof *gap);
+  if (gap == NULL) return 0;
+  for (size_t i = 1; i < n; i++) gap[i - 1] = v[i].start - v[i - 1].end;
+  qsort(gap, n - 1, sizeof *gap, by_u64);
+  /* Every gap under the (n - cap)th shortest closes, and as many equal to
+   * it as make up the count. */
+  uint64_t at = gap[n - cap - 1];
+  size_t under = 0;
+  for (size_t i = 0; i < n - cap; i++) under += gap[i] < at;
+  size_t equal = n - cap - under, m = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t g = m > 0 ? v[i].start - v[m - 1].end : UINT64_MAX;
+    if (g < at || (g == at && equal > 0)) {
+      if (g == at) equal--;
+      v[m - 1].end = v[i].end;
+    } else {
+      v[m++] = v[i];
     }
-    n = m;
   }
-  return n;
+  free(gap);
+  return m;
 }
 
 lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *tl,
@@ -207,8 +238,12 @@ lms_status_t lms__board_post(lms__link_board_t *b, const lms__copy_timeline_t *t
       }
       memcpy(v, tl->busy[d], tl->n[d] * sizeof *v);
       n = coarsen(v, tl->n[d], LMS__BOARD_SPANS);
-      memcpy(to->spans[d], v, n * sizeof *v);
+      if (n > 0) memcpy(to->spans[d], v, n * sizeof *v);
       free(v);
+      if (n == 0) {
+        lms__nodeshm_unlock(&b->obj);
+        return LMS_ERR_HOST_OOM;
+      }
     } else if (n > 0) {
       memcpy(to->spans[d], tl->busy[d], n * sizeof *tl->busy[d]);
     }
@@ -229,34 +264,47 @@ static double seconds(void) {
 
 lms_status_t lms__board_wait(lms__link_board_t *b, double timeout_s, char *err) {
   double until = seconds() + timeout_s;
+  unsigned pause_us = 100;
   for (;;) {
     if (lms__nodeshm_lock(&b->obj) != 0) {
       lms__errf(err, "--link-group %s: cannot lock the link board", b->group);
       return LMS_ERR_HOST_OOM;
     }
-    int live = sweep(b->shm);
+    int live = sweep(b->shm), joined = b->shm->joined;
     uint64_t mine = b->shm->slots[b->slot].round;
     int behind = -1;
     for (int i = 0; i < LMS__SHARE_MAX_GPUS && behind < 0; i++) {
       const board_slot_t *s = &b->shm->slots[i];
       if (s->pid != 0 && i != b->slot && s->round < mine) behind = s->rank;
     }
-    if (live >= b->expect) b->met = 1;
     lms__nodeshm_unlock(&b->obj);
-    if (behind < 0 && b->met) return LMS_OK;
+    /* Every rank announced came once; those that left since are not
+     * waited for. */
+    if (behind < 0 && joined >= b->expect) return LMS_OK;
+    if (!b->waited) { /* once a run: every round may wait a little */
+      if (behind >= 0)
+        LMS_LOG(INFO, DEVICE, "link group %s: round %llu waits for rank %d",
+                b->group, (unsigned long long)mine, behind);
+      else
+        LMS_LOG(INFO, DEVICE, "link group %s: waits for %d more ranks to "
+                "join", b->group, b->expect - joined);
+      b->waited = 1;
+    }
     if (seconds() > until) {
-      if (!b->met)
+      if (joined < b->expect)
         lms__errf(err, "--link-group %s: %d of the %d ranks announced "
-                  "(--gpus-per-link) joined within %.0f s; start every rank "
-                  "with the same --link-group", b->group, live, b->expect,
-                  timeout_s);
+                  "(--gpus-per-link) joined within %.0f s (%d still on the "
+                  "link); start every rank with the same --link-group",
+                  b->group, joined, b->expect, timeout_s, live);
       else
         lms__errf(err, "--link-group %s: rank %d did not finish its "
                   "iteration within %.0f s of this one", b->group, behind,
                   timeout_s);
       return LMS_ERR_BUSY;
     }
-    usleep(200);
+    /* The others take an iteration's wall time: back off to 5 ms. */
+    usleep(pause_us);
+    if (pause_us < 5000) pause_us *= 2;
   }
 }
 
