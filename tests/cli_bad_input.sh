@@ -86,7 +86,8 @@ expect 2 "give --workload"  -- tune
 expect 2 "nothing to run"   -- tune --
 expect 2 "cannot open"      -- tune --workload /nonexistent/run.trace
 expect 2 "needs a value"    -- tune --workload
-expect 2 "--gpus-per-link (tune times one GPU alone" -- tune --workload googlenet --gpus-per-link 2
+expect 2 "--in-step or --link-group (tune times one GPU alone" -- tune --workload googlenet --gpus-per-link 2
+expect 2 "--in-step or --link-group (tune times one GPU alone" -- tune --workload googlenet --link-group g
 expect 2 "--links (give one link as --link" -- tune --workload googlenet --links pcie3,pcie4
 expect 2 "--policies (give one as --policy" -- tune --workload googlenet --policies lru
 expect 2 "--repeat: '0' is not accepted; accepted: a whole number of runs per setting from 1 to 100" -- tune --repeat 0 -- true

@@ -239,10 +239,11 @@ int lms__cli_tune(const lms_options_t *base, int argc, char **argv) {
                          : sa.calibrate_busy > 0
                              ? "--calibrate-busy (calibrate with lms sim, "
                                "then give its --device-tflops)"
-                         : sa.gpus_per_link > 1
-                             ? "--gpus-per-link (tune times one GPU alone; "
-                               "see a setting under sharing with lms sim "
-                               "--gpus-per-link N)"
+                         : sa.gpus_per_link > 1 || sa.in_step ||
+                                   sa.link_group[0] != '\0'
+                             ? "--gpus-per-link, --in-step or --link-group "
+                               "(tune times one GPU alone; see a setting "
+                               "under sharing with lms sim --gpus-per-link N)"
                              : NULL;
     if (unused != NULL) {
       fprintf(stderr, "lms tune: %s is not accepted here; tune takes the "
