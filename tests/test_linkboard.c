@@ -194,6 +194,23 @@ Test(board, ranks_announced_alike) {
   lms__board_leave(b);
 }
 
+/* The H2D timeline of spans h2d (n, sorted) over `period`, posted by one
+ * rank and read back by the other of a board of two, which both leave. */
+static lms__board_view_t through_board(const lms__copy_span_t *h2d, size_t n,
+                                       uint64_t period) {
+  lms__copy_timeline_t tl = timeline(period, h2d, n, NULL, 0);
+  cr_assert(eq(sz, tl.n[LMS__DIR_H2D], n));
+  lms__link_board_t *a = join(2, 0), *b = join(2, 1);
+  cr_assert(eq(int, lms__board_post(a, &tl, 0), LMS_OK));
+  lms__board_view_t v;
+  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
+  cr_assert(eq(int, v.n, 1));
+  lms__copy_timeline_free(&tl);
+  lms__board_leave(a);
+  lms__board_leave(b);
+  return v;
+}
+
 Test(board, gaps_all_different_close_shortest_first) {
   /* Spans of 10 ns with gaps all different (a permutation of 1 .. N - 1
    * ns): the 100 shortest close, at once, and no longer one does. */
@@ -206,12 +223,7 @@ Test(board, gaps_all_different_close_shortest_first) {
     h2d[i] = (lms__copy_span_t){t, t + 10};
     t += 10 + (i + 1 < N ? gap[i] : 1);
   }
-  lms__copy_timeline_t tl = timeline(t, h2d, N, NULL, 0);
-  cr_assert(eq(sz, tl.n[LMS__DIR_H2D], N));
-  lms__link_board_t *a = join(2, 0), *b = join(2, 1);
-  cr_assert(eq(int, lms__board_post(a, &tl, 0), LMS_OK));
-  lms__board_view_t v;
-  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
+  lms__board_view_t v = through_board(h2d, N, t);
   const lms__copy_timeline_t *got = &v.timeline[0];
   cr_assert(eq(sz, got->n[LMS__DIR_H2D], LMS__BOARD_SPANS));
   for (size_t i = 0; i + 1 < N; i++) {
@@ -224,9 +236,6 @@ Test(board, gaps_all_different_close_shortest_first) {
                  1));
   }
   lms__board_view_free(&v);
-  lms__copy_timeline_free(&tl);
-  lms__board_leave(a);
-  lms__board_leave(b);
 }
 
 Test(board, a_long_timeline_is_coarsened_not_lost) {
@@ -239,13 +248,7 @@ Test(board, a_long_timeline_is_coarsened_not_lost) {
     h2d[i] = (lms__copy_span_t){t, t + 10};
     t += 10 + (i % 2 ? 3 : 1);
   }
-  lms__copy_timeline_t tl = timeline(t, h2d, N, NULL, 0);
-  cr_assert(eq(sz, tl.n[LMS__DIR_H2D], N));
-  lms__link_board_t *a = join(2, 0), *b = join(2, 1);
-  cr_assert(eq(int, lms__board_post(a, &tl, 0), LMS_OK));
-  lms__board_view_t v;
-  cr_assert(eq(int, lms__board_others(b, &v), LMS_OK));
-  cr_assert(eq(int, v.n, 1));
+  lms__board_view_t v = through_board(h2d, N, t);
   const lms__copy_timeline_t *got = &v.timeline[0];
   cr_assert(le(sz, got->n[LMS__DIR_H2D], LMS__BOARD_SPANS));
   cr_assert(eq(sz, got->n[LMS__DIR_H2D], N / 2));
@@ -259,9 +262,6 @@ Test(board, a_long_timeline_is_coarsened_not_lost) {
   double next;
   cr_assert(eq(int, lms__copy_timeline_at(got, LMS__DIR_H2D, 22.5, &next), 0));
   lms__board_view_free(&v);
-  lms__copy_timeline_free(&tl);
-  lms__board_leave(a);
-  lms__board_leave(b);
 }
 
 Test(board, bad_groups_and_counts_are_refused) {
