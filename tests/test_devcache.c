@@ -540,6 +540,68 @@ Test(devcache_stream, null_stream_free_is_reusable_by_anyone,
   cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS));
 }
 
+/* Note [Oldest pending first]: three 1 MiB blocks freed on A in turn,
+ * the highest address first, each after more of A's work: a request on B
+ * with no room to grow takes the one freed first, and so waits only for
+ * the work before its free. */
+Test(devcache_stream, the_oldest_pending_block_is_claimed, .init = cache_up,
+     .fini = cache_down) {
+  void *A = new_stream(), *B = new_stream();
+  char *x[4];
+  for (int i = 0; i < 4; i++) x[i] = get(MIB, A); /* two small segments */
+  dc.limit = reserved();
+  put(x[3], NULL); /* the neighbour of x[2], ready: x[2] is taken whole */
+  for (int i = 2; i >= 0; i--) {
+    busy(A, 1000000);
+    put(x[i], A);
+  }
+  busy(A, FOREVER_NS);
+  uint64_t t0 = dev->ops->now_ns(dev);
+  char *ready = get(MIB, B);
+  cr_assert(eq(ptr, ready, x[3]), "a ready block comes before any pending");
+  cr_assert(eq(ptr, get(MIB, B), x[2]), "the oldest free, not the lowest "
+            "address (%p)", (void *)x[0]);
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  uint64_t waited = dev->ops->now_ns(dev) - t0;
+  cr_assert(ge(u64, waited, 1000000), "B ran before the work the free "
+            "captured");
+  cr_assert(lt(u64, waited, 2000000), "B waited for work after the free");
+}
+
+/* Note [Oldest pending first] in paged mode: with the budget full of
+ * pending large segments, a request of another size returns the oldest
+ * to make room, and so waits only for the work before that free. */
+Test(devcache_stream, the_oldest_pending_segment_is_returned,
+     .init = cache_up, .fini = cache_down) {
+  dc.paged = 1;
+  dc.small_max = 64 * KIB;
+  void *A = new_stream(), *B = new_stream();
+  char *x[3];
+  for (int i = 0; i < 3; i++) x[i] = get(8 * MIB, A);
+  cr_assert(eq(i64, segments(), 3));
+  dc.limit = reserved();
+  for (int i = 0; i < 3; i++) { /* the segment made first, freed first */
+    busy(A, 1000000);
+    put(x[i], A);
+  }
+  busy(A, FOREVER_NS);
+  uint64_t t0 = dev->ops->now_ns(dev);
+  char *y = get(6 * MIB, B); /* no segment of its size: one goes back */
+  cr_assert(y != NULL);
+  cr_assert(eq(i64, segments(), 3));
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  uint64_t waited = dev->ops->now_ns(dev) - t0;
+  cr_assert(ge(u64, waited, 1000000), "the segment went back before the "
+            "work its free captured was done");
+  cr_assert(lt(u64, waited, 2000000), "B waited for a segment freed later "
+            "than the first");
+  /* x[0] went back: x[1] and x[2] are the 8 MiB segments left. */
+  cr_assert(eq(int, lms__devcache_sync(&dc), LMS_OK));
+  char *a = get(8 * MIB, NULL), *b = get(8 * MIB, NULL);
+  int left = (a == x[1] && b == x[2]) || (a == x[2] && b == x[1]);
+  cr_assert(left, "%p and %p are not x[1] and x[2]", (void *)a, (void *)b);
+}
+
 /* A small request on A does not take a pending block more than twice its
  * size whole: it would pin the large block for a small use. */
 Test(devcache_stream, small_request_skips_large_pending_block,

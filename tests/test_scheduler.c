@@ -1988,6 +1988,7 @@ static void train_planned(int force, const char *ahead) {
               (long long)sts.prefetch_late.total);
   cr_assert(eq(str, (char *)info.source, "learned"));
   cr_assert(eq(str, (char *)info.ahead, (char *)ahead));
+  cr_assert(eq(int, info.late, force >= 4));
   cr_assert(gt(i64, sts.swaps_out.total, 0));
   cr_assert(gt(i64, sts.prefetches.total, 0));
   cr_assert(le(i64, sts.device_reserved.peak, 6 << 20));
@@ -2004,6 +2005,13 @@ Test(planned, training_loses_no_byte_and_keeps_the_budget) {
 /* The same under the spread plan (Note [Spread and lead]). */
 Test(planned, training_loses_no_byte_under_the_spread_plan) {
   train_planned(3, "spread");
+}
+
+/* The same, the dirty chunks each plan sends away left until their room
+ * is needed (Note [Leaving late] in graph/plan.c). */
+Test(planned, training_loses_no_byte_leaving_late) {
+  train_planned(4, "plan");
+  train_planned(5, "spread");
 }
 
 /* Streaming inference as bench/workloads/gen_traces.py writes it: 48
@@ -2047,7 +2055,7 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   const shape_t sh = {.min_size = 64 * KiB, .max_size = 4 * MiB,
                       .transient = 1};
   static const char *const ways[] = {"window", "plan", "spread"};
-  uint64_t chose[3] = {0, 0, 0};
+  uint64_t chose[3] = {0, 0, 0}, chose_late = 0;
   for (int k = 0; k < 16; k++) {
     lms__workload_t w;
     char limit_s[32], what[160];
@@ -2085,25 +2093,34 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                                              &info, &res, err);
     lms_options_destroy(o);
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
-    cr_log_info("%s: window %.3f ms, plan %.3f ms, spread plan %.3f ms: %s "
-                "after %d iterations", what,
+    cr_log_info("%s: window %.3f ms, plan %.3f ms, spread plan %.3f ms, "
+                "leaving late %.3f ms: %s%s after %d iterations", what,
                 (double)info.trial_window_ns / 1e6,
                 (double)info.trial_plan_ns / 1e6,
-                (double)info.trial_spread_ns / 1e6, res.ahead, res.iterations);
+                (double)info.trial_spread_ns / 1e6,
+                (double)info.trial_late_ns / 1e6, res.ahead,
+                res.late ? " leaving late" : "", res.iterations);
     cr_assert(eq(int, res.settled, 1), "%s", what);
     cr_assert(eq(int, info.deciding, 0), "%s", what);
     uint64_t wn = info.trial_window_ns, pn = info.trial_plan_ns,
-             sn = info.trial_spread_ns;
+             sn = info.trial_spread_ns, ln = info.trial_late_ns;
     cr_assert(gt(u64, wn, 0), "%s", what);
     cr_assert(gt(u64, pn, 0), "%s", what);
     cr_assert(gt(u64, sn, 0), "%s", what);
+    cr_assert(gt(u64, ln, 0), "%s", what);
     int spread = sn < pn / 50 * 49;
     uint64_t best = spread ? sn : pn;
+    int late = ln < best / 50 * 49;
+    if (late) best = ln;
     int way = best < wn / 50 * 49 ? 1 + spread : 0;
     cr_assert(eq(str, res.ahead, (char *)ways[way]), "%s", what);
+    cr_assert(eq(int, res.late, way > 0 && late), "%s", what);
     chose[way]++;
+    chose_late += way > 0 && late;
     lms__wl_free(&w);
   }
+  cr_log_info("the plans left dirty chunks late in %llu cases",
+              (unsigned long long)chose_late);
   /* Every outcome occurred: the choice is not fixed. */
   cr_assert(gt(u64, chose[0], 0));
   cr_assert(gt(u64, chose[1], 0));

@@ -53,6 +53,7 @@ typedef struct lms__devcache {
   lms__avl_t empty_ready;    /* segments that are one free block, */
   lms__avl_t empty_pending;  /* ready or pending with an event, largest
                                 first (Note [Empty segments]) */
+  uint64_t frees;            /* blocks freed pending, numbering them */
   uint64_t segments_made;    /* numbers segments in the order made */
   lms__evpool_t events;      /* for pending blocks */
   char *err;                 /* the owner's last-error buffer */

@@ -16,6 +16,23 @@
  * a small request does not pin a large pending block whole.  If recording
  * the event fails, the block stays bound to S until a full sync.
  *
+ * Note [Oldest pending first]
+ * A stream's work runs in the order it was enqueued, so of the blocks
+ * pending on one stream the one freed first is the first whose event
+ * completes.  Every choice among pending blocks takes the oldest free of
+ * those that serve: a claim (of the smallest size that serves), a large
+ * segment of the request's size, and a pending segment returned to make
+ * room.  Write-backs are freed on the copy stream out in the order they
+ * were queued, so the oldest is the one written home first, and a request
+ * that takes it waits for the least of that stream's work.  Taken by
+ * address instead, and largest then newest for a segment returned, a new
+ * tensor waited behind the latest write-back queued: ResNet-50 training
+ * at 2x over pcie5 waited for 205 MB written after it.  Oldest first,
+ * the five-trace sweep is faster in 32 of 60 runs, by up to 3.9 %, and
+ * slower in 5: four by 0.4 % or less, and random 4 KiB chunks at 2x over
+ * NVLink-C2C, a run that swings from one iteration to the next, by 5 %
+ * (bench/results/2026-11-25-sim-leaving-late.md).
+ *
  * Note [Stream-ordered reuse]
  * When no ready block fits, a request on stream T may still take a block
  * pending on another stream: T is made to wait for the block's event, so
@@ -76,6 +93,7 @@ struct lms__block {
   int pending;
   void *stream;
   void *event;
+  uint64_t freed; /* pending: the order it was freed in */
   void *owner;  /* allocated: what the caller said holds it, or NULL */
 };
 
@@ -89,15 +107,18 @@ static int cmp_free(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
-/* Pending free blocks by the stream they wait on, then as cmp_free: a
- * request finds its own stream's in O(log n) (Note [Two trees of free
- * blocks]). */
+/* Pending free blocks by the stream they wait on, kind and size, then
+ * the oldest free first (Note [Oldest pending first]): a request finds its
+ * own stream's in O(log n) (Note [Two trees of free blocks]). */
 static int cmp_pending(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
   if (x->stream != y->stream)
     return (uintptr_t)x->stream < (uintptr_t)y->stream ? -1 : 1;
-  return cmp_free(a, b);
+  if (x->seg->small != y->seg->small) return x->seg->small ? -1 : 1;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  if (x->freed != y->freed) return x->freed < y->freed ? -1 : 1;
+  return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
 /* Empty segments, largest first, then the newest first (Note [Empty
@@ -105,6 +126,18 @@ static int cmp_pending(const lms__avl_node_t *a, const lms__avl_node_t *b) {
 static int cmp_empty(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__segment_t *x = LMS__CONTAINER_OF(a, lms__segment_t, enode);
   const lms__segment_t *y = LMS__CONTAINER_OF(b, lms__segment_t, enode);
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return x->seq > y->seq ? -1 : x->seq < y->seq;
+}
+
+/* Pending empty segments, the oldest free first, then as cmp_empty (Note
+ * [Oldest pending first]). */
+static int cmp_empty_pending(const lms__avl_node_t *a,
+                             const lms__avl_node_t *b) {
+  const lms__segment_t *x = LMS__CONTAINER_OF(a, lms__segment_t, enode);
+  const lms__segment_t *y = LMS__CONTAINER_OF(b, lms__segment_t, enode);
+  if (x->first->freed != y->first->freed)
+    return x->first->freed < y->first->freed ? -1 : 1;
   if (x->size != y->size) return x->size > y->size ? -1 : 1;
   return x->seq > y->seq ? -1 : x->seq < y->seq;
 }
@@ -131,7 +164,7 @@ void lms__devcache_init(lms__devcache_t *dc, lms_dev_t *dev, uint64_t limit,
   lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
   lms__avl_init(&dc->empty_ready, cmp_empty);
-  lms__avl_init(&dc->empty_pending, cmp_empty);
+  lms__avl_init(&dc->empty_pending, cmp_empty_pending);
 }
 
 static void device_error(lms__devcache_t *dc, const char *what) {
@@ -208,7 +241,7 @@ static void pending_unlink(lms__devcache_t *dc, lms__block_t *b) {
  * walked past every block pending on other streams, and with the host far
  * ahead of the device those are thousands.  So ready blocks are in
  * free_blocks by (kind, size, address) and pending ones in pending_blocks
- * by (stream, kind, size, address); the smallest block a request may take
+ * by (stream, kind, size, age); the smallest block a request may take
  * is the smaller of the first of each that fits, O(log n).  A block moves
  * between the trees only while out of both: its pending flag says which
  * it is in. */
@@ -219,14 +252,14 @@ static lms__avl_t *tree_of(lms__devcache_t *dc, const lms__block_t *b) {
 /* Note [Empty segments]
  * In paged mode a large request that finds no free segment of its size
  * returns free segments to the device until the budget has room: the
- * largest ready one first, else, for a stream, the largest pending one
- * with an event.  A walk of every segment for it cost O(segments) an
+ * largest ready one first, else, for a stream, the oldest pending one
+ * with an event (Note [Oldest pending first]).  A walk of every segment for it cost O(segments) an
  * allocation, and with one segment a resident large chunk, at 200,000
  * references an iteration that walk was the allocator's largest cost.  So
- * a segment that is one free block is also in empty_ready or
- * empty_pending (as its block is ready, or pending with an event), by
- * size, largest first, then newest first, as the walk of the newest-first
- * segment list chose: O(log n) to keep and to find.  The trees follow the
+ * a segment that is one free block is also in empty_ready (by size,
+ * largest first, then newest first, as the walk of the newest-first
+ * segment list chose) or empty_pending (oldest free first): O(log n) to
+ * keep and to find.  The trees follow the
  * free trees: a block entering one may make its segment empty, and a
  * block leaving one makes it not. */
 static void empty_leave(lms__devcache_t *dc, lms__segment_t *sg) {
@@ -520,7 +553,7 @@ static int claimable(const lms__devcache_t *dc, const lms__block_t *b,
          same_kind(dc, b, size);
 }
 
-/* The smallest claimable block pending on `stream` (the lowest address of
+/* The smallest claimable block pending on `stream` (the oldest free of
  * those of that size), NULL if none: a walk of pending_blocks from the
  * first of the request's kind and size, which passes only blocks without
  * an event. */
@@ -542,7 +575,8 @@ static lms__block_t *claimable_on(const lms__devcache_t *dc, void *stream,
 
 /* Note [Claiming a pending block]: the smallest claimable block is the
  * smallest of each stream's, found in pending_blocks per stream with
- * pending blocks, O(log n) each; ties go to the lower address.  The
+ * pending blocks, O(log n) each; of one stream's, the oldest free (Note
+ * [Oldest pending first]), and between streams the lower address.  The
  * pending list, every block on every stream, was walked instead, and at
  * 200,000 references an iteration that was a quarter of `lms sim`'s time.
  * Only with more streams than pending_streams has slots (pending_overflow)
@@ -730,9 +764,9 @@ static lms__block_t *segment_to_return(lms__devcache_t *dc, void *stream) {
   return n != NULL ? LMS__CONTAINER_OF(n, lms__segment_t, enode)->first : NULL;
 }
 
-/* The free whole large segment of exactly `want` bytes at the lowest
- * address in `tree` (for pending_blocks, among those waiting on `stream`;
- * with_event: only those that have an event to wait on). */
+/* The free whole large segment of exactly `want` bytes first in `tree`:
+ * the lowest address of the ready ones, the oldest free of those pending
+ * on `stream` (with_event: only those that have an event to wait on). */
 static lms__block_t *exact_segment(lms__devcache_t *dc, lms__avl_t *tree,
                                    void *stream, size_t want, int with_event) {
   (void)dc;
@@ -962,6 +996,7 @@ lms_status_t lms__devcache_free(lms__devcache_t *dc, void *ptr, void *stream) {
   b->pending = 1;
   b->stream = stream;
   b->event = ev;
+  b->freed = ++dc->frees;
   pending_push(dc, b);
   free_insert(dc, b);
   return LMS_OK;
@@ -1039,7 +1074,7 @@ void lms__devcache_fini(lms__devcache_t *dc) {
   lms__avl_init(&dc->pending_blocks, cmp_pending);
   lms__avl_init(&dc->used_blocks, cmp_used);
   lms__avl_init(&dc->empty_ready, cmp_empty);
-  lms__avl_init(&dc->empty_pending, cmp_empty);
+  lms__avl_init(&dc->empty_pending, cmp_empty_pending);
 }
 
 int lms__devcache_check(const lms__devcache_t *dc) {

@@ -101,6 +101,11 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
   for (int i = 0, o = 0; i < r->lower.cut_nsteps && i < 3; i++)
     o += snprintf(cut_list + o, sizeof cut_list - (size_t)o, "%s%u",
                   i ? ", " : "", r->lower.cut_steps[i]);
+  char chain_list[LMS__CHAIN_SHOWN * 12] = "";
+  for (uint32_t i = 0, o = 0; i < r->lower.chain_ncuts && i < LMS__CHAIN_SHOWN;
+       i++)
+    o += (uint32_t)snprintf(chain_list + o, sizeof chain_list - o, "%s%u",
+                            i ? ", " : "", r->lower.chain_steps[i]);
   fprintf(f,
           "%s\n    {\"link\": \"%s\", \"policy\": \"%s\", \"capacity\": %llu, "
           "\"iteration_ns\": %llu, \"in_memory_ns\": %llu, "
@@ -112,11 +117,14 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           "\"demand_misses\": %llu, \"cache_hits\": %llu, "
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
           "\"schedule\": \"%s\", \"period\": %u, \"ahead\": \"%s\", "
+          "\"leaves_late\": %s, "
           "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
           "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
           "\"min_copies_d2h\": %llu, \"split_bound_ns\": %llu, "
           "\"split_step\": %u, \"cut_bound_ns\": %llu, "
-          "\"cut_steps\": [%s], \"iterations\": %d, \"settled\": %s",
+          "\"cut_steps\": [%s], \"chain_bound_ns\": %llu, "
+          "\"chain_cuts\": %u, \"chain_first_steps\": [%s], "
+          "\"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
           (unsigned long long)r->overlap_bound_ns,
@@ -132,14 +140,16 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)l->demand_misses,
           (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
           (unsigned long long)r->device_peak, r->schedule, r->period,
-          r->ahead, (unsigned long long)r->lower.time_ns,
+          r->ahead, r->late ? "true" : "false",
+          (unsigned long long)r->lower.time_ns,
           (unsigned long long)r->lower.h2d_bytes,
           (unsigned long long)r->lower.d2h_bytes,
           (unsigned long long)r->lower.h2d_copies,
           (unsigned long long)r->lower.d2h_copies,
           (unsigned long long)r->lower.split_ns, r->lower.split_step,
           (unsigned long long)r->lower.cut_ns, cut_list,
-          r->iterations,
+          (unsigned long long)r->lower.chain_ns, r->lower.chain_ncuts,
+          chain_list, r->iterations,
           r->settled < 0 ? "null" : r->settled ? "true" : "false");
   if (shared != NULL) json_shared(f, shared);
   fprintf(f, "}");

@@ -183,12 +183,16 @@ typedef struct lms__plan_info {
                            measured] in plan.c) */
   uint64_t trial_window_ns, trial_plan_ns, trial_spread_ns; /* their timed
                            iterations, once measured; else 0 */
+  uint64_t trial_late_ns; /* the faster plan leaving dirty chunks late */
+  int late;             /* the plan looking ahead leaves dirty chunks
+                           late (Note [Leaving late] in plan.c) */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
- * every schedule, 3 the spread plan (Note [Ways to look ahead, measured]
- * in plan.c). */
+ * every schedule, 3 the spread plan, 4 and 5 the same leaving dirty chunks
+ * late (Notes [Ways to look ahead, measured] and [Leaving late] in
+ * plan.c). */
 extern int lms__plan_force;
 /* For tests: nonzero makes every spread plan fail to build, as when host
  * memory runs out. */

@@ -83,6 +83,8 @@ enum {
   TRIAL_SPREAD,        /* the spread plan likewise (Note [Spread and
                           lead] in ahead.c) */
   TRIAL_PLAN,          /* the plan likewise */
+  TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
+                          their room is needed (Note [Leaving late]) */
   TRIAL_DONE           /* the fastest looks ahead from now on */
 };
 /* The most iterations each way runs on trial. */
@@ -165,10 +167,13 @@ struct lms__plan {
   lms__ahead_t ahead;
   int have_plan;         /* ahead holds the plan of this schedule */
   int planned;           /* the plan looks ahead now, not the window */
+  int late;              /* dirty chunks the plan sends away stay until
+                            their room is needed (Note [Leaving late]) */
   int spread;            /* ahead is the spread plan (Note [Spread and
                             lead] in ahead.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
   uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
+  uint64_t trial_late_ns; /* the faster plan leaving late */
   uint64_t trial_prev;   /* the last iteration timed on trial */
   uint32_t trial_n;      /* ... and how many the way now on trial ran */
   struct pending {
@@ -385,9 +390,11 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * within 1 % (at most TRIAL_MAX), then the spread plan likewise, then the
  * plan (last, so that where it is kept nothing changes; a plan that cannot
  * be built for want of memory is skipped, and if neither can, the window
- * is kept).  A plan is kept only if its last timed iteration was 2 % faster
- * than the window's (more than the 1 % either may still move), and the
- * spread plan only if 2 % faster than the other; the plan chosen is built
+ * is kept), then the faster of the two plans leaving its dirty chunks late
+ * (Note [Leaving late]).  A plan is kept only if its last timed iteration
+ * was 2 % faster than the window's (more than the 1 % either may still
+ * move), the spread plan only if 2 % faster than the other, and leaving
+ * late only if 2 % faster than not; the plan chosen is built
  * again if it is not the one last tried.  Measuring the window before it
  * settles chose wrongly: its adaptive bytes ahead (Note [A window that
  * adapts]) take a few iterations to find their level.  A new schedule
@@ -408,24 +415,55 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
 
 static int build_plan(lms__plan_t *p, int spread);
 
+/* The plan the trial would keep of the two timed, spread or not, and its
+ * time (UINT64_MAX for none). */
+static uint64_t trial_plan_best(const lms__plan_t *p, int *spread) {
+  /* A plan not timed (none could be built) is never chosen. */
+  uint64_t a = p->trial_plan_ns ? p->trial_plan_ns : UINT64_MAX,
+           b = p->trial_spread_ns ? p->trial_spread_ns : UINT64_MAX;
+  *spread = b < a / 50 * 49;
+  return *spread ? b : a;
+}
+
 /* The way chosen when the trial ends. */
 static void trial_decide(lms__plan_t *p) {
-  /* A plan not timed (none could be built) is never chosen. */
-  uint64_t w = p->trial_window_ns,
-           a = p->trial_plan_ns ? p->trial_plan_ns : UINT64_MAX,
-           b = p->trial_spread_ns ? p->trial_spread_ns : UINT64_MAX;
-  int spread = b < a / 50 * 49;
-  uint64_t best = spread ? b : a;
+  int spread;
+  uint64_t w = p->trial_window_ns, best = trial_plan_best(p, &spread),
+           c = p->trial_late_ns ? p->trial_late_ns : UINT64_MAX;
+  int late = c < best / 50 * 49;
+  if (late) best = c;
   p->trial = TRIAL_DONE;
   p->planned = 0;
+  p->late = 0;
   p->npend = 0;
   if (best < w / 50 * 49 &&
-      ((p->have_plan && spread == p->spread) || build_plan(p, spread)))
+      ((p->have_plan && spread == p->spread) || build_plan(p, spread))) {
     p->planned = 1;
+    p->late = late;
+  }
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
-          "with the period's plan and %.3f ms with the spread plan: the %s "
-          "looks ahead", (double)w / 1e6, (double)a / 1e6, (double)b / 1e6,
-          !p->planned ? "window" : p->spread ? "spread plan" : "plan");
+          "with the period's plan, %.3f ms with the spread plan and %.3f ms "
+          "with the faster of them leaving dirty chunks late: the %s%s looks "
+          "ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
+          (double)p->trial_spread_ns / 1e6, (double)p->trial_late_ns / 1e6,
+          !p->planned ? "window" : p->spread ? "spread plan" : "plan",
+          p->planned && p->late ? " leaving late" : "");
+}
+
+/* Note [Leaving late]: the faster plan again, its dirty chunks left until
+ * their room is needed; with no plan timed the trial ends. */
+static void trial_late_start(lms__plan_t *p) {
+  int spread;
+  p->trial_n = 0;
+  if (trial_plan_best(p, &spread) == UINT64_MAX ||
+      !((p->have_plan && spread == p->spread) || build_plan(p, spread))) {
+    trial_decide(p);
+    return;
+  }
+  p->trial = TRIAL_LATE;
+  p->planned = 1;
+  p->late = 1;
+  p->npend = 0;
 }
 
 /* The trial goes on with the spread plan (if `spread`) or the plan; one
@@ -464,6 +502,11 @@ static void trial_step(lms__plan_t *p) {
   case TRIAL_PLAN:
     if (!trial_settled(p, took)) break;
     p->trial_plan_ns = took;
+    trial_late_start(p);
+    break;
+  case TRIAL_LATE:
+    if (!trial_settled(p, took)) break;
+    p->trial_late_ns = took;
     trial_decide(p);
     break;
   default:
@@ -537,13 +580,15 @@ static int build_plan(lms__plan_t *p, int spread) {
 
 static void plan_period(lms__plan_t *p) {
   if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
-  build_plan(p, lms__plan_force == 3);
+  build_plan(p, lms__plan_force == 3 || lms__plan_force == 5);
   p->planned = p->have_plan && lms__plan_force >= 2;
   p->trial = !p->have_plan         ? TRIAL_NONE
              : lms__plan_force != 0 ? TRIAL_DONE
                                     : TRIAL_START;
   p->trial_start = p->swap->dev->ops->now_ns(p->swap->dev);
   p->trial_window_ns = p->trial_plan_ns = p->trial_spread_ns = 0;
+  p->trial_late_ns = 0;
+  p->late = p->planned && lms__plan_force >= 4;
 }
 
 /* Makes steps [0, period) the schedule: builds the use lists per key. */
@@ -863,9 +908,36 @@ static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
   return p->ws_len;
 }
 
+/* Note [Leaving late]
+ * The plan sends a chunk away right after the use that begins a gap it
+ * does not keep, so that its write-back starts as early as it can.  But
+ * write-backs run one after another on the copy stream out, in the order
+ * they were queued, and the block a chunk leaves is pending until its own
+ * is done: whatever takes it waits for every write-back queued before.
+ * In ResNet-50 training at 2x over pcie5 the optimiser's steps send away
+ * the gradients and momenta they write (0.2 GB), and the next forward,
+ * which must write home 1.1 GB of activations in 10.5 ms of compute,
+ * found those 4 ms of write-backs ahead of its own: it waited at its
+ * twelfth step, the link out then ran without a break until the 28th,
+ * and the last 6 ms of forward computed with the link idle.  Left
+ * resident instead, a dirty chunk leaves when an allocation needs its
+ * room and the victims by next use pick it (Note [Victims by next use] in
+ * residency.c), so write-backs are queued as room is needed; the host,
+ * being ahead of the device, still queues them well before the device
+ * gets there.  61.6 ms became 57.5 (51.1 from 56.5 over nvlink2); leaving
+ * late only the optimiser's chunks gains as much.  Where the budget is
+ * tight the early write-backs are what keep the link out busy (ResNet-50
+ * at 10x over pcie3: 332.5 ms sending them away at once, 358.9 leaving
+ * them), so neither is right everywhere: after the plans' trial (Note
+ * [Ways to look ahead, measured]) the faster plan runs again leaving its
+ * dirty chunks late, and is kept so only if 2 % faster.  Clean chunks
+ * leave as planned: nothing is queued for them and their blocks are free
+ * at once (bench/results/2026-11-25-sim-leaving-late.md). */
+
 /* The planned period at a step boundary (Note [A planned period] in
  * ahead.c): the chunks the plan sends away after the step just done
- * leave, the fetches it starts here join those waiting, and those are
+ * leave (the dirty ones only when their room is needed, if the plan
+ * leaves late), the fetches it starts here join those waiting, and those are
  * tried in order of use until one finds no room (the next would take
  * room the earlier one needs).  The chunks of the step that begins and
  * the next are brought in whatever the plan says, as the window does. */
@@ -876,6 +948,7 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
   for (uint32_t i = ps->first; i < ps->first + ps->n; i++) {
     if (!a->drop[i]) continue;
     lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
+    if (c != NULL && p->late && c->dirty) continue;
     if (c != NULL) LMS_CHECK(lms__swap_drop(p->swap, c));
   }
   for (uint32_t f = a->fetch_first[p->pos]; f < a->fetch_first[p->pos + 1];
@@ -1387,4 +1460,6 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_window_ns = p->trial_window_ns;
   out->trial_plan_ns = p->trial_plan_ns;
   out->trial_spread_ns = p->trial_spread_ns;
+  out->trial_late_ns = p->trial_late_ns;
+  out->late = p->planned && p->late;
 }

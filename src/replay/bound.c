@@ -530,6 +530,10 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   memcpy(out->cut_steps, cut.steps, sizeof cut.steps);
   out->cut_nsteps = cut.nsteps;
   if (out->cut_ns > t) t = out->cut_ns;
+  out->chain_ns = cut.chain_ns;
+  memcpy(out->chain_steps, cut.chain_steps, sizeof cut.chain_steps);
+  out->chain_ncuts = cut.chain_ncuts;
+  if (out->chain_ns > t) t = out->chain_ns;
   uint64_t td = copy_time(&zout, out->d2h_bytes, d2h_gbps, latency_us);
   if (td > t) t = td;
   out->h2d_copies = fewest(&zin, out->h2d_bytes);

@@ -173,6 +173,128 @@ static int by_best(const void *a, const void *b) {
   return x->step < y->step ? -1 : x->step > y->step;
 }
 
+/* Note [A chain of cuts]
+ * The cuts above take two or three steps and, where a cut's absent bytes
+ * feed both of its parts, the pick cheapest for the two together.  A
+ * bound as valid, and cheaper to search, takes each part alone: when cut
+ * a's compute starts, at least R(a) = across(a) - room(a) bytes live
+ * across it are absent, so of those read again by the next cut b at least
+ * in(a, b) - room(a) bytes are absent (in(a, b): the bytes across a whose
+ * next use reads, at or before b) and come in within the part [a, b); and
+ * at b at least out(a, b) - room(b) of the bytes across b last written at
+ * or after a went home within it.  Each bound holds whatever the policy
+ * chose to leave absent, so the part takes at least
+ *   v(a, b) = max(compute from a to b, in bytes / H2D rate,
+ *                 out bytes / D2H rate),
+ * and the iteration at least the sum of v round any cycle of cuts.  With
+ * as many cuts as it likes, a chain follows the iteration as it changes:
+ * in training, the forward steps that wait for their room to be written
+ * home, then the forward steps that compute with nothing to copy, then
+ * the backward steps that wait for what comes in.  Two or three cuts see
+ * one of these each.
+ *
+ * The largest sum is a longest cycle through cuts taken in step order:
+ * for each first cut s, f(b) = max(v(s, b), max over s < a < b of f(a) +
+ * v(a, b)), closed by v(b, s).  Cost: the tables in(a, .) and out(., b)
+ * are a difference array over each cut's gaps, O(K (gaps + steps)) for K
+ * cuts to choose from, and the cycles O(K^3 / 6) with K^2 values held.
+ * K is every step while n <= CHAIN_MAX and the gaps fit in CUT_VISITS
+ * (every trace of bench/workloads); past that, the candidates of the
+ * pairs, as many as fit. */
+#define CHAIN_MAX 640
+
+static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
+                        const int64_t *room, const uint64_t *pc,
+                        const cand_t *cand, uint32_t nc, double ri, double ro,
+                        lms__cut_result_t *out) {
+  double per = (double)ng + (double)n + 1;
+  uint32_t k = 0;
+  uint32_t fit = (uint32_t)(CUT_VISITS / per);
+  if (fit > CHAIN_MAX) fit = CHAIN_MAX;
+  int all = n <= fit;
+  k = all ? n : nc < fit ? nc : fit;
+  if (k < 2) return 0;
+  int rc = -1;
+  size_t kk = (size_t)k * k;
+  uint32_t *at = malloc(k * sizeof *at);
+  int64_t *acc = calloc((size_t)n + 1, sizeof *acc);
+  double *v = malloc(kk * sizeof *v);
+  double *f = malloc(k * sizeof *f);
+  uint32_t *par = malloc(k * sizeof *par);
+  uint32_t *chain = malloc(k * sizeof *chain);
+  if (!at || !acc || !v || !f || !par || !chain) goto out;
+  for (uint32_t i = 0; i < k; i++) at[i] = all ? i : cand[i].step;
+  if (!all) qsort(at, k, sizeof *at, by_step);
+  uint64_t total = pc[n];
+  /* v[a k + b]: the part from cut a to cut b, compute first. */
+  for (uint32_t a = 0; a < k; a++)
+    for (uint32_t b = 0; b < k; b++) {
+      uint32_t x = at[a], y = at[b];
+      v[(size_t)a * k + b] = x < y   ? (double)(pc[y] - pc[x])
+                             : x > y ? (double)(total - pc[x] + pc[y])
+                                     : 0.0;
+    }
+  for (int dir = 0; dir < 2; dir++)
+    for (uint32_t c = 0; c < k; c++) {
+      /* dir 0: cut c begins the part; acc[o], the bytes across it read
+       * again within o steps.  dir 1: cut c ends it; acc[o], the bytes
+       * across it last written within o steps before. */
+      uint32_t s = at[c];
+      memset(acc, 0, ((size_t)n + 1) * sizeof *acc);
+      for (size_t i = 0; i < ng; i++) {
+        const lms__cgap_t *x = &g[i];
+        uint32_t d = (s + n - x->start) % n;
+        if (d == 0 || d >= x->len) continue; /* not across s */
+        if (dir == 0 && x->reads) acc[x->len - d] += (int64_t)x->size;
+        if (dir == 1 && x->dirty) {
+          uint32_t w = (x->start + n - x->back % n) % n;
+          uint32_t ow = (s + n - w) % n;
+          if (ow > 0) acc[ow] += (int64_t)x->size;
+        }
+      }
+      for (uint32_t o = 1; o <= n; o++) acc[o] += acc[o - 1];
+      for (uint32_t e = 0; e < k; e++) {
+        if (e == c) continue;
+        uint32_t o = dir == 0 ? (at[e] + n - s) % n : (s + n - at[e]) % n;
+        double t = (double)at_least0(acc[o] - room[s]) / (dir == 0 ? ri : ro);
+        double *cell = &v[dir == 0 ? (size_t)c * k + e : (size_t)e * k + c];
+        if (t > *cell) *cell = t;
+      }
+    }
+  for (uint32_t s = 0; s + 1 < k; s++) {
+    for (uint32_t b = s + 1; b < k; b++) {
+      f[b] = v[(size_t)s * k + b];
+      par[b] = s;
+      for (uint32_t a = s + 1; a < b; a++) {
+        double t = f[a] + v[(size_t)a * k + b];
+        if (t > f[b]) {
+          f[b] = t;
+          par[b] = a;
+        }
+      }
+      double round = f[b] + v[(size_t)b * k + s];
+      if (round > (double)out->chain_ns) {
+        uint32_t len = 0;
+        for (uint32_t x = b; x != s; x = par[x]) chain[len++] = x;
+        chain[len++] = s;
+        out->chain_ns = (uint64_t)round;
+        out->chain_ncuts = len;
+        for (uint32_t i = 0; i < len && i < LMS__CHAIN_SHOWN; i++)
+          out->chain_steps[i] = at[chain[len - 1 - i]];
+      }
+    }
+  }
+  rc = 0;
+out:
+  free(at);
+  free(acc);
+  free(v);
+  free(f);
+  free(par);
+  free(chain);
+  return rc;
+}
+
 lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                             const int64_t *room, const uint64_t *compute,
                             double ri, double ro, lms__cut_result_t *out) {
@@ -211,11 +333,15 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   for (uint32_t s = 0; s < n; s++)
     if (absent[s] > 0) cand[nc++] = (cand_t){.absent = absent[s], .step = s};
   qsort(cand, nc, sizeof *cand, by_absent);
+  for (uint32_t s = 0; s < n; s++) pc[s + 1] = pc[s] + compute[s];
+  if (chain_bound(g, ng, n, room, pc, cand, nc, ri, ro, out) != 0) {
+    st = LMS_ERR_HOST_OOM;
+    goto out;
+  }
   double per_p = (double)ng + (double)n + 1;
   uint32_t keep = (uint32_t)(CUT_VISITS / per_p);
   if (keep < CUT_CANDIDATES) keep = CUT_CANDIDATES;
   if (nc > keep) nc = keep;
-  for (uint32_t s = 0; s < n; s++) pc[s + 1] = pc[s] + compute[s];
   uint64_t total = pc[n];
   int64_t *pin = arr, *pout = arr + m, *pboth = arr + 2 * m;
   int64_t *qin = arr + 3 * m, *qout = arr + 4 * m, *qboth = arr + 5 * m;

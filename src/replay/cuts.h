@@ -18,10 +18,16 @@ typedef struct lms__cgap {
   uint8_t dirty;  /* bytes the program wrote are on the chunk */
 } lms__cgap_t;
 
+#define LMS__CHAIN_SHOWN 8 /* the chain's first cuts kept for reports */
+
 typedef struct lms__cut_result {
   uint64_t ns;        /* the bound; 0 when nothing need be absent */
   uint32_t steps[3];  /* the cuts that give it, in order */
   int nsteps;         /* 2 or 3; 0 with ns */
+  /* Note [A chain of cuts]: any number of cuts, each part bounded alone. */
+  uint64_t chain_ns;
+  uint32_t chain_steps[LMS__CHAIN_SHOWN]; /* its first cuts, in order */
+  uint32_t chain_ncuts; /* how many cuts; 0 with chain_ns */
 } lms__cut_result_t;
 
 /* room[s]: capacity less step s's bytes; compute[s]: step s's compute;

@@ -339,6 +339,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   lms__plan_info(ctx->plan, &info);
   snprintf(out->schedule, sizeof out->schedule, "%s", info.source);
   snprintf(out->ahead, sizeof out->ahead, "%s", info.ahead);
+  out->late = info.late;
   out->period = info.period;
 
 done:

@@ -19,6 +19,7 @@
 
 #include "core/options.h"
 #include "graph/graph.h"
+#include "replay/cuts.h"
 #include "replay/timeline.h"
 
 #define LMS__REPLAY_MAX_ITERS 64
@@ -56,6 +57,10 @@ typedef struct lms__lower_bound {
                            the cycle] in cuts.c) */
   uint32_t cut_steps[3];
   int cut_nsteps;       /* 2 or 3; 0 when nothing need be absent */
+  uint64_t chain_ns;    /* any number of cuts, each part alone (Note [A
+                           chain of cuts] in cuts.c) */
+  uint32_t chain_steps[LMS__CHAIN_SHOWN]; /* its first cuts */
+  uint32_t chain_ncuts;
 } lms__lower_bound_t;
 
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
@@ -77,6 +82,8 @@ typedef struct lms__replay_result {
   char schedule[16];         /* the planner's source at the end */
   char ahead[8];             /* what looked ahead at the end: "window",
                                 "plan" or "spread" */
+  int late;                  /* ... leaving dirty chunks late (Note
+                                [Leaving late] in graph/plan.c) */
   uint32_t period;
 } lms__replay_result_t;
 
