@@ -200,7 +200,7 @@ static void links(lms__doc_t *d, const lms__report_t *r) {
            "copies beats; lower bound: the least time any policy can take "
            "at this capacity over this link (the fewest bytes and copies "
            "that must move, and the copies each part must hold when the %s "
-           "is cut at one step, or its cycle at two or three); GPU busy: compute over the %s's time; on-demand: "
+           "is cut at one step, or its cycle at two steps or more); GPU busy: compute over the %s's time; on-demand: "
            "caffe-ibm's swapping (in when used, no prefetch) for contrast.",
        r->unit, r->unit);
   lms__doc_image(d, "links.png", "bytes and time per link", r->drawn_links,

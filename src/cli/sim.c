@@ -371,7 +371,7 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "own bytes; lower: the least time any policy can take at this "
                "capacity (the fewest bytes and copies that must move, and the "
                "copies each part must hold when the iteration is cut at one "
-               "step, or its cycle at two or three); "
+               "step, or its cycle at two steps or more); "
                "hit%%: prefetch hits over acquires that needed data brought "
                "in; it: iterations run (! : not settled; the iteration of median "
                "time among the last eight shown)\n");

@@ -55,8 +55,9 @@
  *   max(compute before p, D(p) / D2H rate) + max(compute from p, E(p) / H2D rate)
  * which catches training, whose forward must write back before backward
  * can fetch.  The split sees one iteration only, not what the previous
- * one left dirty; Note [Cuts around the cycle] (cuts.c) cuts the
- * cycle at two or three steps and bounds what each part must copy each way.
+ * one left dirty; Notes [Cuts around the cycle] and [A chain of cuts]
+ * (cuts.c) cut the cycle at two steps or more and bound what each part
+ * must copy each way.
  *
  * Copies.  Each direction's engine runs one copy at a time, and a copy
  * moves one chunk and costs the link's latency besides its bytes (Note

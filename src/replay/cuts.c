@@ -1,6 +1,7 @@
-/* cuts.c - the least time of an iteration cut at two or three steps
+/* cuts.c - the least time of an iteration cut at two steps or more
  * around its cycle: the part of the lower bound that sees which copies
- * must run in which part (Note [Cuts around the cycle]).
+ * must run in which part (Notes [Cuts around the cycle] and [A chain of
+ * cuts]).
  *
  * Note [Cuts around the cycle]
  * The split of Note [A lower bound no policy can beat] (bound.c) looks at
