@@ -91,7 +91,8 @@ sys.exit(0 if x <= 1.3 else 1)' "$dir/stream.json"; then
   # over pcie5 writes home more in forward than forward computes, and a
   # plan that sends its dirty chunks away at once makes new tensors wait
   # for write-backs they do not need; its trial keeps them until their
-  # room is needed (57.5 ms against 61.6 when this was written).
+  # room is needed (57.5 ms against 61.6: bench/results/
+  # 2026-11-25-sim-leaving-late.md).
   if "$lms" sim "$dir/resnet50.trace" --capacities 1.24GiB --links pcie5 \
        --policies schedule --json "$dir/resnet.json" >/dev/null 2>&1 &&
      "$py" -c 'import json, sys

@@ -19,19 +19,24 @@
  * Note [Oldest pending first]
  * A stream's work runs in the order it was enqueued, so of the blocks
  * pending on one stream the one freed first is the first whose event
- * completes.  Every choice among pending blocks takes the oldest free of
- * those that serve: a claim (of the smallest size that serves), a large
- * segment of the request's size, and a pending segment returned to make
- * room.  Write-backs are freed on the copy stream out in the order they
- * were queued, so the oldest is the one written home first, and a request
- * that takes it waits for the least of that stream's work.  Taken by
- * address instead, and largest then newest for a segment returned, a new
- * tensor waited behind the latest write-back queued: ResNet-50 training
- * at 2x over pcie5 waited for 205 MB written after it.  Oldest first,
- * the five-trace sweep is faster in 32 of 60 runs, by up to 3.9 %, and
- * slower in 5: four by 0.4 % or less, and random 4 KiB chunks at 2x over
- * NVLink-C2C, a run that swings from one iteration to the next, by 5 %
- * (bench/results/2026-11-25-sim-leaving-late.md).
+ * completes.  So of one stream's pending blocks that serve a request
+ * equally (the smallest that serves, or a large segment of the request's
+ * size), the oldest free is taken, and a pending segment returned to make
+ * room is the oldest free of all (between streams that order is only a
+ * guess; the copy stream out frees most of them).  Between streams, in
+ * the walk of every pending block when there are more streams than
+ * pending_streams tracks, and for runs of blocks (claim_run), the size
+ * and the address decide, as before.  Write-backs are freed on the copy
+ * stream out in the order they were queued, so the oldest is the one
+ * written home first, and a request that takes it waits for the least of
+ * that stream's work.  Taken by address instead, and largest then newest
+ * made for a segment returned, a new tensor could wait behind the
+ * write-backs queued last.  Oldest first, the five-trace sweep is faster
+ * in 32 of 60 runs, by up to 3.9 %, and slower in 5: four by 0.4 % or
+ * less, and random 4 KiB chunks at 2x over NVLink-C2C, a run that swings
+ * from one iteration to the next, by 5 % (bench/results/
+ * 2026-11-25-sim-leaving-late.md, which also has a setting of the U-Net
+ * that is 6.5 % slower).
  *
  * Note [Stream-ordered reuse]
  * When no ready block fits, a request on stream T may still take a block
@@ -253,15 +258,15 @@ static lms__avl_t *tree_of(lms__devcache_t *dc, const lms__block_t *b) {
  * In paged mode a large request that finds no free segment of its size
  * returns free segments to the device until the budget has room: the
  * largest ready one first, else, for a stream, the oldest pending one
- * with an event (Note [Oldest pending first]).  A walk of every segment for it cost O(segments) an
- * allocation, and with one segment a resident large chunk, at 200,000
- * references an iteration that walk was the allocator's largest cost.  So
- * a segment that is one free block is also in empty_ready (by size,
- * largest first, then newest first, as the walk of the newest-first
- * segment list chose) or empty_pending (oldest free first): O(log n) to
- * keep and to find.  The trees follow the
- * free trees: a block entering one may make its segment empty, and a
- * block leaving one makes it not. */
+ * with an event (Note [Oldest pending first]).  A walk of every segment
+ * for it cost O(segments) an allocation, and with one segment a resident
+ * large chunk, at 200,000 references an iteration that walk was the
+ * allocator's largest cost.  So a segment that is one free block is also
+ * in empty_ready (by size, largest first, then newest first, as the walk
+ * of the newest-first segment list chose) or empty_pending (oldest free
+ * first): O(log n) to keep and to find.  The trees follow the free trees:
+ * a block entering one may make its segment empty, and a block leaving
+ * one makes it not. */
 static void empty_leave(lms__devcache_t *dc, lms__segment_t *sg) {
   (void)dc;
   if (sg->empty_in == NULL) return;

@@ -183,9 +183,12 @@ typedef struct lms__plan_info {
                            measured] in plan.c) */
   uint64_t trial_window_ns, trial_plan_ns, trial_spread_ns; /* their timed
                            iterations, once measured; else 0 */
-  uint64_t trial_late_ns; /* the faster plan leaving dirty chunks late */
+  uint64_t trial_late_ns; /* the faster plan leaving dirty chunks late,
+                           once measured; else 0 */
   int late;             /* the plan looking ahead leaves dirty chunks
                            late (Note [Leaving late] in plan.c) */
+  uint64_t left_late;   /* dirty chunks left where the plan sent them
+                           away, so far */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on

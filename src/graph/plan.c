@@ -169,6 +169,7 @@ struct lms__plan {
   int planned;           /* the plan looks ahead now, not the window */
   int late;              /* dirty chunks the plan sends away stay until
                             their room is needed (Note [Leaving late]) */
+  uint64_t left_late;    /* the times one stayed so */
   int spread;            /* ahead is the spread plan (Note [Spread and
                             lead] in ahead.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
@@ -394,7 +395,8 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * (Note [Leaving late]).  A plan is kept only if its last timed iteration
  * was 2 % faster than the window's (more than the 1 % either may still
  * move), the spread plan only if 2 % faster than the other, and leaving
- * late only if 2 % faster than not; the plan chosen is built
+ * late only if 2 % faster than not (or than the window, where the plan
+ * alone is not); the plan chosen is built
  * again if it is not the one last tried.  Measuring the window before it
  * settles chose wrongly: its adaptive bytes ahead (Note [A window that
  * adapts]) take a few iterations to find their level.  A new schedule
@@ -425,18 +427,21 @@ static uint64_t trial_plan_best(const lms__plan_t *p, int *spread) {
   return *spread ? b : a;
 }
 
-/* The way chosen when the trial ends. */
+/* The way chosen when the trial ends: a plan only if 2 % faster than the
+ * window; of the plans, the spread one only if 2 % faster than the other,
+ * and leaving late only if 2 % faster than not, or if it alone is 2 %
+ * faster than the window. */
 static void trial_decide(lms__plan_t *p) {
   int spread;
   uint64_t w = p->trial_window_ns, best = trial_plan_best(p, &spread),
            c = p->trial_late_ns ? p->trial_late_ns : UINT64_MAX;
-  int late = c < best / 50 * 49;
-  if (late) best = c;
+  int plan_wins = best < w / 50 * 49, late_wins = c < w / 50 * 49;
+  int late = late_wins && (c < best / 50 * 49 || !plan_wins);
   p->trial = TRIAL_DONE;
   p->planned = 0;
   p->late = 0;
   p->npend = 0;
-  if (best < w / 50 * 49 &&
+  if ((late || plan_wins) &&
       ((p->have_plan && spread == p->spread) || build_plan(p, spread))) {
     p->planned = 1;
     p->late = late;
@@ -948,7 +953,10 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
   for (uint32_t i = ps->first; i < ps->first + ps->n; i++) {
     if (!a->drop[i]) continue;
     lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
-    if (c != NULL && p->late && c->dirty) continue;
+    if (c != NULL && p->late && c->dirty) {
+      p->left_late++;
+      continue;
+    }
     if (c != NULL) LMS_CHECK(lms__swap_drop(p->swap, c));
   }
   for (uint32_t f = a->fetch_first[p->pos]; f < a->fetch_first[p->pos + 1];
@@ -1462,4 +1470,5 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_spread_ns = p->trial_spread_ns;
   out->trial_late_ns = p->trial_late_ns;
   out->late = p->planned && p->late;
+  out->left_late = p->left_late;
 }

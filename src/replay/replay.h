@@ -82,8 +82,8 @@ typedef struct lms__replay_result {
   char schedule[16];         /* the planner's source at the end */
   char ahead[8];             /* what looked ahead at the end: "window",
                                 "plan" or "spread" */
-  int late;                  /* ... leaving dirty chunks late (Note
-                                [Leaving late] in graph/plan.c) */
+  int late;                  /* whether that plan left dirty chunks late
+                                (Note [Leaving late] in graph/plan.c) */
   uint32_t period;
 } lms__replay_result_t;
 
