@@ -54,7 +54,8 @@ int lms__report_limits(const lms__workload_t *w, const lms__opts_t *base,
       p->bytes_h2d = r.last.bytes_h2d;
       p->bytes_d2h = r.last.bytes_d2h;
     } else {
-      snprintf(p->why, sizeof p->why, "%s", err);
+      /* The start of the message is what the report shows. */
+      snprintf(p->why, sizeof p->why, "%.*s", (int)sizeof p->why - 1, err);
     }
   }
   return n;

@@ -31,7 +31,8 @@ static uint64_t run_workload(tune_t *t, const setting_t *s, char *why) {
   lms_status_t st = lms__replay_run(&t->w, &o->v, t->iterations, 0, &r, err);
   lms_options_destroy(o);
   if (st != LMS_OK) {
-    snprintf(why, 160, "%s", st == LMS_ERR_DEVICE_OOM ? "out of memory" : err);
+    snprintf(why, 160, "%.*s", 159,
+             st == LMS_ERR_DEVICE_OOM ? "out of memory" : err);
     return UINT64_MAX;
   }
   return r.last.time_ns;
