@@ -102,13 +102,20 @@ struct lms__block {
   void *owner;  /* allocated: what the caller said holds it, or NULL */
 };
 
-/* Free blocks by kind (small segments first), then size, then address:
- * a request of one kind walks only the blocks it may take. */
+/* Blocks by kind (small segments first), then size; 0 when alike. */
+static int cmp_kind_size(const lms__block_t *x, const lms__block_t *y) {
+  if (x->seg->small != y->seg->small) return x->seg->small ? -1 : 1;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return 0;
+}
+
+/* Free blocks by kind and size, then address: a request of one kind walks
+ * only the blocks it may take. */
 static int cmp_free(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *x = LMS__CONTAINER_OF(a, lms__block_t, node);
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
-  if (x->seg->small != y->seg->small) return x->seg->small ? -1 : 1;
-  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  int c = cmp_kind_size(x, y);
+  if (c != 0) return c;
   return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
@@ -120,8 +127,8 @@ static int cmp_pending(const lms__avl_node_t *a, const lms__avl_node_t *b) {
   const lms__block_t *y = LMS__CONTAINER_OF(b, lms__block_t, node);
   if (x->stream != y->stream)
     return (uintptr_t)x->stream < (uintptr_t)y->stream ? -1 : 1;
-  if (x->seg->small != y->seg->small) return x->seg->small ? -1 : 1;
-  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  int c = cmp_kind_size(x, y);
+  if (c != 0) return c;
   if (x->freed != y->freed) return x->freed < y->freed ? -1 : 1;
   return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
@@ -143,8 +150,7 @@ static int cmp_empty_pending(const lms__avl_node_t *a,
   const lms__segment_t *y = LMS__CONTAINER_OF(b, lms__segment_t, enode);
   if (x->first->freed != y->first->freed)
     return x->first->freed < y->first->freed ? -1 : 1;
-  if (x->size != y->size) return x->size > y->size ? -1 : 1;
-  return x->seq > y->seq ? -1 : x->seq < y->seq;
+  return cmp_empty(a, b);
 }
 
 static int cmp_used(const lms__avl_node_t *a, const lms__avl_node_t *b) {

@@ -427,6 +427,11 @@ static uint64_t trial_plan_best(const lms__plan_t *p, int *spread) {
   return *spread ? b : a;
 }
 
+/* The plan of that kind is built: the one there, or built anew. */
+static int plan_ready(lms__plan_t *p, int spread) {
+  return (p->have_plan && spread == p->spread) || build_plan(p, spread);
+}
+
 /* The way chosen when the trial ends: a plan only if 2 % faster than the
  * window; of the plans, the spread one only if 2 % faster than the other,
  * and leaving late only if 2 % faster than not, or if it alone is 2 %
@@ -441,8 +446,7 @@ static void trial_decide(lms__plan_t *p) {
   p->planned = 0;
   p->late = 0;
   p->npend = 0;
-  if ((late || plan_wins) &&
-      ((p->have_plan && spread == p->spread) || build_plan(p, spread))) {
+  if ((late || plan_wins) && plan_ready(p, spread)) {
     p->planned = 1;
     p->late = late;
   }
@@ -460,8 +464,7 @@ static void trial_decide(lms__plan_t *p) {
 static void trial_late_start(lms__plan_t *p) {
   int spread;
   p->trial_n = 0;
-  if (trial_plan_best(p, &spread) == UINT64_MAX ||
-      !((p->have_plan && spread == p->spread) || build_plan(p, spread))) {
+  if (trial_plan_best(p, &spread) == UINT64_MAX || !plan_ready(p, spread)) {
     trial_decide(p);
     return;
   }

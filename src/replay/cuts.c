@@ -214,21 +214,21 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   /* Nothing absent at any step: every part is its compute alone. */
   if (nc == 0) return 0;
   double per = (double)ng + (double)n + 1;
-  uint32_t k = 0;
   uint32_t fit = (uint32_t)(CUT_VISITS / per);
   if (fit > CHAIN_MAX) fit = CHAIN_MAX;
   int all = n <= fit;
-  k = all ? n : nc < fit ? nc : fit;
+  uint32_t k = all ? n : nc < fit ? nc : fit;
   if (k < 2) return 0;
   int rc = -1;
   size_t kk = (size_t)k * k;
   uint32_t *at = malloc(k * sizeof *at);
-  int64_t *acc = calloc((size_t)n + 1, sizeof *acc);
+  int64_t *in = calloc(2 * ((size_t)n + 1), sizeof *in);
   double *v = malloc(kk * sizeof *v);
   double *f = malloc(k * sizeof *f);
   uint32_t *par = malloc(k * sizeof *par);
   uint32_t *chain = malloc(k * sizeof *chain);
-  if (!at || !acc || !v || !f || !par || !chain) goto out;
+  if (!at || !in || !v || !f || !par || !chain) goto out;
+  int64_t *wr = in + n + 1;
   for (uint32_t i = 0; i < k; i++) at[i] = all ? i : cand[i].step;
   if (!all) qsort(at, k, sizeof *at, by_step);
   uint64_t total = pc[n];
@@ -240,33 +240,36 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                              : x > y ? (double)(total - pc[x] + pc[y])
                                      : 0.0;
     }
-  for (int dir = 0; dir < 2; dir++)
-    for (uint32_t c = 0; c < k; c++) {
-      /* dir 0: cut c begins the part; acc[o], the bytes across it read
-       * again within o steps.  dir 1: cut c ends it; acc[o], the bytes
-       * across it last written within o steps before. */
-      uint32_t s = at[c];
-      memset(acc, 0, ((size_t)n + 1) * sizeof *acc);
-      for (size_t i = 0; i < ng; i++) {
-        const lms__cgap_t *x = &g[i];
-        uint32_t d = (s + n - x->start) % n;
-        if (d == 0 || d >= x->len) continue; /* not across s */
-        if (dir == 0 && x->reads) acc[x->len - d] += (int64_t)x->size;
-        if (dir == 1 && x->dirty) {
-          uint32_t w = (x->start + n - x->back % n) % n;
-          uint32_t ow = (s + n - w) % n;
-          if (ow > 0) acc[ow] += (int64_t)x->size;
-        }
-      }
-      for (uint32_t o = 1; o <= n; o++) acc[o] += acc[o - 1];
-      for (uint32_t e = 0; e < k; e++) {
-        if (e == c) continue;
-        uint32_t o = dir == 0 ? (at[e] + n - s) % n : (s + n - at[e]) % n;
-        double t = (double)at_least0(acc[o] - room[s]) / (dir == 0 ? ri : ro);
-        double *cell = &v[dir == 0 ? (size_t)c * k + e : (size_t)e * k + c];
-        if (t > *cell) *cell = t;
+  for (uint32_t c = 0; c < k; c++) {
+    /* Of the bytes across cut c: in[o], those read again within o steps
+     * (c begins the part); wr[o], those last written within o steps
+     * before (c ends it). */
+    uint32_t s = at[c];
+    memset(in, 0, 2 * ((size_t)n + 1) * sizeof *in);
+    for (size_t i = 0; i < ng; i++) {
+      const lms__cgap_t *x = &g[i];
+      uint32_t d = (s + n - x->start) % n;
+      if (d == 0 || d >= x->len) continue; /* not across s */
+      if (x->reads) in[x->len - d] += (int64_t)x->size;
+      if (x->dirty) {
+        uint32_t w = (x->start + n - x->back % n) % n;
+        uint32_t ow = (s + n - w) % n;
+        if (ow > 0) wr[ow] += (int64_t)x->size;
       }
     }
+    for (uint32_t o = 1; o <= n; o++) {
+      in[o] += in[o - 1];
+      wr[o] += wr[o - 1];
+    }
+    for (uint32_t e = 0; e < k; e++) {
+      if (e == c) continue;
+      double ti = (double)at_least0(in[(at[e] + n - s) % n] - room[s]) / ri;
+      double to = (double)at_least0(wr[(s + n - at[e]) % n] - room[s]) / ro;
+      double *from_c = &v[(size_t)c * k + e], *to_c = &v[(size_t)e * k + c];
+      if (ti > *from_c) *from_c = ti;
+      if (to > *to_c) *to_c = to;
+    }
+  }
   for (uint32_t s = 0; s + 1 < k; s++) {
     for (uint32_t b = s + 1; b < k; b++) {
       f[b] = v[(size_t)s * k + b];
@@ -293,7 +296,7 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   rc = 0;
 out:
   free(at);
-  free(acc);
+  free(in);
   free(v);
   free(f);
   free(par);
