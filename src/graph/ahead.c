@@ -47,7 +47,7 @@
  * bytes than the best choice would (the bound's bytes, beside the plan's
  * in the sweep, say how many fewer). */
 
-/* Note [Spread and lead]
+/* Note [Spread alike]
  * The plan above counts bytes, not time: any choice of what stays that
  * keeps as many bytes is as good to it.  Where gaps are alike, as the
  * weight blocks of a model streamed past once an iteration (48 blocks of
@@ -56,17 +56,37 @@
  * kept run computes the link has nothing to do, and then the copies in
  * come back to back with nothing to hide behind.  Over a link that moves
  * a block in about two steps' compute (NVLink-C2C) that iteration took
- * 1.47 of the lower bound.  Two changes make the copies overlap the
- * compute: the gaps alike are taken at even intervals of their order by
- * end (by the bit-reversed rank among them: first, middle, quarters, ...),
- * so what stays alternates with what comes in; and each copy in is given
- * room from two steps before its use while what stays is decided, so one
- * block arrives while another computes.  Then 1.18.  Over a link ten
- * times slower the same plan is worse (1.125 -> 1.16 at pcie5): each copy
- * takes many steps' compute whatever its lead, and the room given to
- * lead is room not kept, so more bytes move.  Neither plan is better
- * everywhere, so both are timed (Note [Ways to look ahead, measured]
- * in plan.c); `spread` and `lead` build the second. */
+ * 1.47 of the lower bound.  Taking the gaps alike at even intervals of
+ * their order by end (by the bit-reversed rank among them: first,
+ * middle, quarters, ...) makes what stays alternate with what comes in,
+ * so the copies in run while kept blocks compute, with room as Note [Two
+ * buffers] gives it.  Over a link ten times slower spreading is no better
+ * (each copy takes many steps' compute wherever it is), and where the
+ * copies in are few it costs bytes, so both plans are timed (Note [Ways
+ * to look ahead, measured] in plan.c); `spread` builds the second.
+ *
+ * Note [Two buffers]
+ * A copy in given room only from the step before its use (step 2 of Note
+ * [A planned period]) overlaps one step's compute.  Where a copy takes
+ * longer, as a 48 MiB block over NVLink-C2C (2.2 steps), the step waits
+ * for it unless room was there earlier; room given to every copy in from
+ * a fixed number of steps before its use holds too much where copies in
+ * are next to each other and too little where kept blocks lie between
+ * them.  Streaming at 2x over c2c took 1.098 of the lower bound with a
+ * lead of one step and 1.138 with two; under 1.77x, 1.536 and 1.117.
+ * What keeps the link busy is two buffers: one block computing while the
+ * next arrives.  So the spread plan first decides as the plan does; then
+ * it gives each copy in room from the use of the copy in before it, round
+ * the cycle (where every step between has room; else from the step
+ * before its own use), before anything is kept, and decides what stays
+ * in the room left.  A gap that no longer fits becomes a copy in, and
+ * the pass is made again with it, until a pass adds none (at most
+ * TWO_BUFFER_PASSES; the copies in only grow).  At most two copies in
+ * then hold room at any step: the one whose use it is and the next.
+ * Streaming at 2x over c2c keeps 21 of its 48 blocks, the most that leave
+ * room for two (22 leave room for 1.9), and its iteration is the time of
+ * its 27 copies in back to back: 1.080 of the lower bound; under 1.77x,
+ * 1.091.  Cost: one decision of the plan per pass, O(r log p) each. */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -94,7 +114,7 @@ static int by_alike(const void *a, const void *b) {
   return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* Note [Spread and lead]: in each class of gaps alike, the places the
+/* Note [Spread alike]: in each class of gaps alike, the places the
  * class holds in the order by end take its members in bit-reversed order
  * of their rank.  O(g log g). */
 static int spread_alike(gap_t *g, uint32_t n) {
@@ -173,6 +193,77 @@ static uint32_t circ_last_above(const lms__rt_t *t, uint32_t p, uint32_t a,
   return r == SIZE_MAX ? UINT32_MAX : (uint32_t)r;
 }
 
+/* Note [A planned period], step 2: the gaps in the order given, but for
+ * those already sent away (out->drop at their first use), each kept whole
+ * if every step inside it has room for it.  One not kept whose second use
+ * reads is fetched, with room from the step before its use, taken now as
+ * the gaps after it are decided, and appended to f.  Returns how many
+ * were appended.  O(g log p). */
+static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
+                       int64_t cap, const lms__ahead_in_t *in,
+                       lms__ahead_t *out, gap_t *f) {
+  uint32_t p = in->period, nf = 0;
+  for (uint32_t i = 0; i < ng; i++) {
+    gap_t x = g[i];
+    if (out->drop[x.from]) continue;
+    if (circ_max(t, p, x.start + 1, x.end) + (int64_t)x.size <= cap) {
+      circ_add(t, p, x.start + 1, x.end, (int64_t)x.size);
+      out->kept_bytes += x.size;
+      continue;
+    }
+    out->drop[x.from] = 1;
+    out->drop_bytes += x.size;
+    /* Fetched only if the second use reads. */
+    if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
+    uint32_t b = x.end - 1;
+    if (circ_max(t, p, b, x.end) + (int64_t)x.size > cap) out->late_fetches++;
+    circ_add(t, p, b, x.end, (int64_t)x.size);
+    x.room = b;
+    f[nf++] = x;
+  }
+  return nf;
+}
+
+/* Note [Two buffers]: the copies in f (n of them) sent away first, each
+ * with room from the use of the copy in before it (uses: the n uses,
+ * ascending), at most the reach before its own, where every step between
+ * has room, else from the step before its own use.  O(n log p). */
+static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
+                        lms__rt_t *t, int64_t cap, const lms__ahead_in_t *in,
+                        lms__ahead_t *out) {
+  uint32_t p = in->period, reach = in->reach ? in->reach : 1;
+  for (uint32_t i = 0; i < n; i++) {
+    gap_t *x = &f[i];
+    /* The last use of a copy in before this one's, round the cycle. */
+    uint32_t e = x->end % p, lo = 0, hi = n;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (uses[mid] < e) lo = mid + 1;
+      else hi = mid;
+    }
+    uint32_t u = lo > 0 ? uses[lo - 1] : uses[n - 1];
+    uint32_t d = (e + p - u) % p, b = x->end - 1;
+    uint32_t from = d == 0 || x->end - x->start - 1 < d ? x->start + 1
+                                                        : x->end - d;
+    if (x->end - from > reach) from = x->end - reach;
+    if (from < b && circ_max(t, p, from, x->end) + (int64_t)x->size <= cap)
+      b = from;
+    if (circ_max(t, p, b, x->end) + (int64_t)x->size > cap)
+      out->late_fetches++;
+    circ_add(t, p, b, x->end, (int64_t)x->size);
+    x->room = b;
+    out->drop[x->from] = 1;
+    out->drop_bytes += x->size;
+  }
+}
+
+#define TWO_BUFFER_PASSES 4
+
+static int by_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 void lms__ahead_free(lms__ahead_t *a) {
   if (a == NULL) return;
   free(a->drop);
@@ -193,6 +284,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   uint32_t *krefs = malloc(((size_t)nr + 1) * sizeof *krefs);
   gap_t *gaps = malloc(((size_t)nr + 1) * sizeof *gaps);
   uint32_t *issue = malloc(((size_t)nr + 1) * sizeof *issue);
+  gap_t *order = malloc(((size_t)nr + 1) * sizeof *order);
   int64_t *occ = calloc(p, sizeof *occ);
   t.max = malloc(lms__rt_words(p) * sizeof *t.max);
   t.add = malloc(lms__rt_words(p) * sizeof *t.add);
@@ -201,6 +293,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   out->fetch_ref = malloc(((size_t)nr + 1) * sizeof *out->fetch_ref);
   lms_status_t st = LMS_ERR_HOST_OOM;
   if (!kfirst || !krefs || !gaps || !issue || !occ || !t.max || !t.add ||
+      !order ||
       !out->drop || !out->fetch_first || !out->fetch_ref)
     goto done;
   out->period = p;
@@ -236,31 +329,27 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   }
   qsort(gaps, ng, sizeof *gaps, by_end);
   if (in->spread && spread_alike(gaps, ng) != 0) goto done;
-  uint32_t lead = in->lead > 1 ? in->lead : 1;
-  if (lead > reach) lead = reach;
 
   int64_t cap = (int64_t)in->capacity;
-  uint32_t nf = 0;
-  for (uint32_t g = 0; g < ng; g++) {
-    gap_t x = gaps[g];
-    if (circ_max(&t, p, x.start + 1, x.end) + (int64_t)x.size <= cap) {
-      circ_add(&t, p, x.start + 1, x.end, (int64_t)x.size);
-      out->kept_bytes += x.size;
-      continue;
-    }
-    out->drop[x.from] = 1;
-    out->drop_bytes += x.size;
-    /* Fetched only if the second use reads. */
-    if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
-    /* Its room from `lead` steps before its use (not before the step after
-     * the chunk left), taken now, as the gaps that end later are
-     * decided. */
-    uint32_t b = x.end - x.start - 1 > lead ? x.end - lead : x.start + 1;
-    if (circ_max(&t, p, b, x.end) + (int64_t)x.size > cap)
-      out->late_fetches++;
-    circ_add(&t, p, b, x.end, (int64_t)x.size);
-    x.room = b;
-    gaps[nf++] = x;
+  /* The fetched gaps go to the front of gaps[], the order to decide in is
+   * kept in order[]. */
+  memcpy(order, gaps, (size_t)ng * sizeof *gaps);
+  uint32_t nf = decide(order, ng, &t, cap, in, out, gaps);
+  /* Note [Two buffers]: each pass gives the copies in of the one before
+   * their second buffer, and decides the rest again; the copies in only
+   * grow, so it ends when a pass adds none (or after TWO_BUFFER_PASSES). */
+  for (int pass = 0; in->spread && nf > 0 && pass < TWO_BUFFER_PASSES;
+       pass++) {
+    /* Their uses, in issue[] until the issue steps are known. */
+    for (uint32_t g = 0; g < nf; g++) issue[g] = gaps[g].end % p;
+    qsort(issue, nf, sizeof *issue, by_u32);
+    memset(out->drop, 0, (size_t)nr);
+    out->kept_bytes = out->drop_bytes = out->late_fetches = 0;
+    lms__rt_build(&t, occ);
+    two_buffers(gaps, nf, issue, &t, cap, in, out);
+    uint32_t more = decide(order, ng, &t, cap, in, out, gaps + nf);
+    nf += more;
+    if (more == 0) break;
   }
   if (in->spread) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
@@ -292,6 +381,7 @@ done:
   free(krefs);
   free(gaps);
   free(issue);
+  free(order);
   free(occ);
   free(t.max);
   free(t.add);
