@@ -118,7 +118,7 @@ static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
                            .reach = reach};
 }
 
-/* Case by case the plan or the spread plan (Note [Spread alike]). */
+/* Case by case the plan or the spread plan (Note [Spread out]). */
 static void variant(lms__ahead_in_t *in, uint64_t *s) {
   in->spread = (int)rnd_in(s, 0, 1);
 }
@@ -231,7 +231,7 @@ Test(ahead, a_period_that_fits_moves_nothing) {
   }
 }
 
-/* Note [Spread alike]: m blocks alike, each read once a period, with
+/* Note [Spread out]: m blocks alike, each read once a period, with
  * room for some of them.  In the order by end they stay in one run, so
  * the others come in back to back; spread, the longest run of those that
  * come in is under 4 m / k for k that stay (the first 2^j of a
@@ -278,6 +278,64 @@ Test(ahead, spread_plans_alternate_what_stays) {
     cr_assert(gt(u32, k, 0), "case %d", c);
     cr_assert(lt(u32, run[1], (4 * m + k - 1) / k), "case %d: %u of %u "
               "blocks stay, a run of %u comes in", c, k, m, run[1]);
+  }
+  cr_assert(gt(u64, cases, 150));
+}
+
+/* Note [Spread out]: training's shape, chunk i written at step i of a
+ * forward and read at step 2m - 1 - i of the backward, so no two gaps are
+ * alike.  In the order by end the innermost stay, the chunks written last,
+ * and forward's last steps have nothing to send home; spread, the chunks
+ * that stay are not one run of forward: the last is kept and some of the
+ * last quarter leave (with room for four, so that the two buffers of the
+ * copies in leave room to keep). */
+Test(ahead, spread_keeps_chunks_from_all_of_a_nest) {
+  uint64_t s = 0x5e1f00dull, cases = 0;
+  for (int c = 0; c < 200; c++) {
+    period_t w;
+    memset(&w, 0, sizeof w);
+    uint32_t m = (uint32_t)rnd_in(&s, 12, 40);
+    w.p = 2 * m;
+    w.nk = m;
+    for (uint32_t i = 0; i < m; i++) w.size[i] = 100;
+    for (uint32_t t = 0; t < 2 * m; t++) {
+      uint32_t i = t < m ? t : 2 * m - 1 - t;
+      w.step[w.nr] = t;
+      w.key[w.nr] = i;
+      w.acc[w.nr++] = t < m ? LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE
+                            : LMS_ACCESS_READ;
+    }
+    uint32_t k = (uint32_t)rnd_in(&s, 4, m / 2);
+    int kept[2][40];
+    uint32_t n[2] = {0, 0};
+    for (int spread = 0; spread < 2; spread++) {
+      lms__ahead_in_t in = input(&w, 100 * ((uint64_t)k + 1), w.p);
+      in.spread = spread;
+      lms__ahead_t a;
+      cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+      /* Chunk i's gap begins at its write, reference i. */
+      for (uint32_t i = 0; i < m; i++) {
+        kept[spread][i] = !a.drop[i];
+        n[spread] += (uint32_t)kept[spread][i];
+      }
+      lms__ahead_free(&a);
+    }
+    cr_assert(gt(u32, n[0], 0), "case %d", c);
+    cr_assert(gt(u32, n[1], 0), "case %d", c);
+    /* In order by end: the last n[0] written stay. */
+    for (uint32_t i = 0; i < m; i++)
+      cr_assert(eq(int, kept[0][i], i >= m - n[0]), "case %d: chunk %u", c, i);
+    if (n[1] < 2) continue;
+    cases++;
+    uint32_t lo = m, left_late = 0;
+    for (uint32_t i = 0; i < m; i++) {
+      if (kept[1][i] && i < lo) lo = i;
+      left_late += i >= m - m / 4 && !kept[1][i];
+    }
+    cr_assert(eq(int, kept[1][m - 1], 1), "case %d", c);
+    cr_assert(gt(u32, m - lo, n[1]), "case %d: %u of %u chunks stay, in a "
+              "run from %u", c, n[1], m, lo);
+    cr_assert(gt(u32, left_late, 0), "case %d", c);
   }
   cr_assert(gt(u64, cases, 150));
 }

@@ -353,7 +353,7 @@ typedef struct budget_tally {
 static void budget_cases(budget_tally_t *t, uint64_t lo_tenths) {
   /* The third: the schedule policy with the period's plan looking ahead
    * from the start (Note [A planned period] in graph/ahead.c), the spread
-   * plan in every other case (Note [Spread alike]). */
+   * plan in every other case (Note [Spread out]). */
   static const char *const policies[] = {"lru", "schedule", "schedule"};
   const shape_t sh = {.min_size = 4 * KiB, .max_size = 4 * MiB, .transient = 1};
   memset(t, 0, sizeof *t);
@@ -2010,7 +2010,7 @@ Test(planned, training_loses_no_byte_and_keeps_the_budget) {
   train_planned(2, "plan");
 }
 
-/* The same under the spread plan (Note [Spread alike]). */
+/* The same under the spread plan (Note [Spread out]). */
 Test(planned, training_loses_no_byte_under_the_spread_plan) {
   train_planned(3, "spread");
 }

@@ -47,23 +47,32 @@
  * bytes than the best choice would (the bound's bytes, beside the plan's
  * in the sweep, say how many fewer). */
 
-/* Note [Spread alike]
+/* Note [Spread out]
  * The plan above counts bytes, not time: any choice of what stays that
- * keeps as many bytes is as good to it.  Where gaps are alike, as the
- * weight blocks of a model streamed past once an iteration (48 blocks of
- * 48 MiB, each read once, room for 24), the order by end keeps a run of
- * them: blocks 0-22 stay, 23-47 come in one after another.  While the
- * kept run computes the link has nothing to do, and then the copies in
- * come back to back with nothing to hide behind.  Over a link that moves
- * a block in about two steps' compute (NVLink-C2C) that iteration took
- * 1.47 of the lower bound.  Taking the gaps alike at even intervals of
- * their order by end (by the bit-reversed rank among them: first,
- * middle, quarters, ...) makes what stays alternate with what comes in,
- * so the copies in run while kept blocks compute, with room as Note [Two
- * buffers] gives it.  Over a link ten times slower spreading is no better
- * (each copy takes many steps' compute wherever it is), and where the
- * copies in are few it costs bytes, so both plans are timed (Note [Ways
- * to look ahead, measured] in plan.c); `spread` builds the second.
+ * keeps as many bytes is as good to it.  The order by end keeps runs.
+ * The weight blocks of a model streamed past once an iteration (48 blocks
+ * of 48 MiB, each read once, room for 24): blocks 0-22 stay, 23-47 come
+ * in one after another.  While the kept run computes the link has nothing
+ * to do, and then the copies in come back to back with nothing to hide
+ * behind; over a link that moves a block in about two steps' compute
+ * (NVLink-C2C) that iteration took 1.47 of the lower bound.  Training:
+ * what forward wrote last is read first in backward, so it stays, and
+ * forward's last steps have nothing to send home while the link out is
+ * what forward waits for, and backward's first steps nothing to fetch.
+ * The spread plan takes the gaps at even intervals of their order by end
+ * (by the bit-reversed rank: first, middle, quarters, ...), so what
+ * stays alternates with what leaves all through the period, and the
+ * copies run while what stays computes, with room as Note [Two buffers]
+ * gives it.  Taken so only among gaps alike (one size, one length), as
+ * it first was, streaming gained as much and training nothing, since no
+ * two of its gaps are alike: spreading them all, ResNet-50 at 2x over
+ * pcie5 went from 59.9 ms (the plan leaving late) to 56.6 (1.307 -> 1.234
+ * of the lower bound), and at 4x from 1.253 to 1.214
+ * (bench/results/2026-11-25-sim-spread-out.md).  Over a link ten times
+ * slower spreading is no better (each copy takes many steps' compute
+ * wherever it is), and it moves more bytes, so both plans are timed
+ * (Note [Ways to look ahead, measured] in plan.c); `spread` builds the
+ * second.
  *
  * Note [Two buffers]
  * A copy in given room only from the step before its use (step 2 of Note
@@ -102,46 +111,20 @@ typedef struct gap {
   uint32_t room;       /* a fetch: the first step of its room so far */
 } gap_t;
 
-typedef struct alike {
-  uint64_t size;
-  uint32_t len, at; /* at: the gap's place in the order by end */
-} alike_t;
-
-static int by_alike(const void *a, const void *b) {
-  const alike_t *x = a, *y = b;
-  if (x->size != y->size) return x->size < y->size ? -1 : 1;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
-  return x->at < y->at ? -1 : x->at > y->at;
-}
-
-/* Note [Spread alike]: in each class of gaps alike, the places the
- * class holds in the order by end take its members in bit-reversed order
- * of their rank.  O(g log g). */
-static int spread_alike(gap_t *g, uint32_t n) {
-  alike_t *c = malloc(((size_t)n + 1) * sizeof *c);
+/* Note [Spread out]: the gaps, in order by end, taken in bit-reversed
+ * order of their rank.  O(g log g). */
+static int spread_out(gap_t *g, uint32_t n) {
   gap_t *was = malloc(((size_t)n + 1) * sizeof *was);
-  if (c == NULL || was == NULL) {
-    free(c);
-    free(was);
-    return -1;
-  }
-  for (uint32_t i = 0; i < n; i++)
-    c[i] = (alike_t){g[i].size, g[i].end - g[i].start, i};
-  qsort(c, n, sizeof *c, by_alike);
+  if (was == NULL) return -1;
   memcpy(was, g, (size_t)n * sizeof *g);
-  for (uint32_t a = 0, b; a < n; a = b) {
-    for (b = a + 1; b < n && c[b].size == c[a].size && c[b].len == c[a].len;)
-      b++;
-    uint32_t m = b - a, bits = 0, k = 0;
-    while (bits < 32 && (1ull << bits) < m) bits++;
-    for (uint64_t i = 0; i < (1ull << bits); i++) {
-      uint32_t r = 0;
-      for (uint32_t j = 0; j < bits; j++)
-        r |= (uint32_t)((i >> j) & 1u) << (bits - 1 - j);
-      if (r < m) g[c[a + k++].at] = was[c[a + r].at];
-    }
+  uint32_t bits = 0, k = 0;
+  while (bits < 32 && (1ull << bits) < n) bits++;
+  for (uint64_t i = 0; i < (1ull << bits); i++) {
+    uint32_t r = 0;
+    for (uint32_t j = 0; j < bits; j++)
+      r |= (uint32_t)((i >> j) & 1u) << (bits - 1 - j);
+    if (r < n) g[k++] = was[r];
   }
-  free(c);
   free(was);
   return 0;
 }
@@ -328,7 +311,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     }
   }
   qsort(gaps, ng, sizeof *gaps, by_end);
-  if (in->spread && spread_alike(gaps, ng) != 0) goto done;
+  if (in->spread && spread_out(gaps, ng) != 0) goto done;
 
   int64_t cap = (int64_t)in->capacity;
   /* The fetched gaps go to the front of gaps[], the order to decide in is

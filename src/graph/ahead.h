@@ -27,9 +27,9 @@ typedef struct lms__ahead_in {
   uint64_t capacity;         /* bytes the plan may hold at any step */
   uint32_t reach;            /* a copy in starts at most this many steps
                                 before its use (>= 1) */
-  int spread;                /* gaps alike (one size, one length) are
-                                taken at even intervals of their order by
-                                end, not in it (Note [Spread alike]), and
+  int spread;                /* the gaps are taken at even intervals of
+                                their order by end, not in it (Note
+                                [Spread out]), and
                                 each copy in has room from the use of the
                                 one before it (Note [Two buffers]) */
 } lms__ahead_in_t;

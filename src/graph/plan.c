@@ -81,7 +81,7 @@ enum {
   TRIAL_START,         /* until an iteration begins under the schedule */
   TRIAL_WINDOW,        /* the window looks ahead, until it settles */
   TRIAL_SPREAD,        /* the spread plan likewise (Note [Spread
-                          alike] in ahead.c) */
+                          out] in ahead.c) */
   TRIAL_PLAN,          /* the plan likewise */
   TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
                           their room is needed (Note [Leaving late]) */
@@ -171,7 +171,7 @@ struct lms__plan {
                             their room is needed (Note [Leaving late]) */
   uint64_t left_late;    /* the times one stayed so */
   int spread;            /* ahead is the spread plan (Note [Spread
-                            alike] in ahead.c) */
+                            out] in ahead.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
   uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
   uint64_t trial_late_ns; /* the faster plan leaving late */
@@ -382,9 +382,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * keeps every step as full as it can and leaves its copies little lead,
  * and on GoogLeNet's built-in training (bench/results/
  * 2026-11-24-sim-planned-period.md).  The plan counts bytes, not time, and
- * a second plan that spreads what stays among what comes in (Note
- * [Spread alike] in ahead.c) is faster where a copy takes about a step's
- * compute and no better where it takes many.  So which is faster
+ * a second plan that spreads what stays among what leaves (Note [Spread
+ * out] in ahead.c) is faster where a copy takes about a step's compute
+ * and no better where it takes many.  So which is faster
  * for a program is measured, not guessed: from the first whole iteration
  * of a schedule the window looks ahead until two of its iterations in a
  * row, timed on the device clock between the starts of iterations, agree
@@ -534,7 +534,7 @@ static void trial_step(lms__plan_t *p) {
  * not see).
  * A copy in starts at most window.steps steps ahead.  A chunk live when
  * the period is learned is one allocated once (it plays its own key).
- * The spread plan is Note [Spread alike].  Returns 1 with the plan in
+ * The spread plan is Note [Spread out].  Returns 1 with the plan in
  * p->ahead, or 0 with none (no memory for it), when the window alone
  * looks ahead. */
 int lms__plan_spread_fails;
