@@ -231,26 +231,31 @@ Test(ahead, a_period_that_fits_moves_nothing) {
   }
 }
 
+/* m blocks, each read once a period at its own step, allocated once; of
+ * 100 bytes, or where `mixed` one in four of 200. */
+static void blocks(period_t *w, uint32_t m, uint64_t *s, int mixed) {
+  memset(w, 0, sizeof *w);
+  w->p = w->nk = w->nr = m;
+  for (uint32_t i = 0; i < m; i++) {
+    w->size[i] = mixed && rnd_in(s, 0, 3) == 0 ? 200 : 100;
+    w->lives[i] = 1;
+    w->step[i] = w->key[i] = i;
+    w->acc[i] = LMS_ACCESS_READ;
+  }
+}
+
 /* Note [Spread out]: m blocks alike, each read once a period, with
  * room for some of them.  In the order by end they stay in one run, so
  * the others come in back to back; spread, the longest run of those that
  * come in is under 4 m / k for k that stay (the first 2^j of a
- * bit-reversed order are evenly spaced).  The spread plan keeps as many,
- * or one fewer where the plan's copies in had one buffer between them
- * (Note [Two buffers]). */
+ * bit-reversed order are evenly spaced).  The spread plan keeps as many
+ * or one fewer (the second of Note [Two buffers]'s buffers). */
 Test(ahead, spread_plans_alternate_what_stays) {
   uint64_t s = 0x5b4eadull, cases = 0;
   for (int c = 0; c < 200; c++) {
     period_t w;
-    memset(&w, 0, sizeof w);
     uint32_t m = (uint32_t)rnd_in(&s, 6, 40);
-    w.p = w.nk = w.nr = m;
-    for (uint32_t i = 0; i < m; i++) {
-      w.size[i] = 100;
-      w.lives[i] = 1;
-      w.step[i] = w.key[i] = i;
-      w.acc[i] = LMS_ACCESS_READ;
-    }
+    blocks(&w, m, &s, 0);
     uint64_t cap = 100 * rnd_in(&s, 3, m - 2);
     uint32_t kept[2] = {0, 0}, run[2] = {0, 0};
     for (int spread = 0; spread < 2; spread++) {
@@ -313,8 +318,9 @@ Test(ahead, spread_keeps_chunks_from_all_of_a_nest) {
       in.spread = spread;
       lms__ahead_t a;
       cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
-      /* Chunk i's gap begins at its write, reference i. */
-      for (uint32_t i = 0; i < m; i++) {
+      /* Chunk i's gap begins at its write, reference i; chunk m - 1,
+       * read the step after, has none. */
+      for (uint32_t i = 0; i + 1 < m; i++) {
         kept[spread][i] = !a.drop[i];
         n[spread] += (uint32_t)kept[spread][i];
       }
@@ -322,19 +328,21 @@ Test(ahead, spread_keeps_chunks_from_all_of_a_nest) {
     }
     cr_assert(gt(u32, n[0], 0), "case %d", c);
     cr_assert(gt(u32, n[1], 0), "case %d", c);
-    /* In order by end: the last n[0] written stay. */
-    for (uint32_t i = 0; i < m; i++)
-      cr_assert(eq(int, kept[0][i], i >= m - n[0]), "case %d: chunk %u", c, i);
+    /* In order by end: the last n[0] written with a gap stay. */
+    for (uint32_t i = 0; i + 1 < m; i++)
+      cr_assert(eq(int, kept[0][i], i + 1 >= m - n[0]), "case %d: chunk %u",
+                c, i);
     if (n[1] < 2) continue;
     cases++;
     uint32_t lo = m, left_late = 0;
-    for (uint32_t i = 0; i < m; i++) {
+    for (uint32_t i = 0; i + 1 < m; i++) {
       if (kept[1][i] && i < lo) lo = i;
       left_late += i >= m - m / 4 && !kept[1][i];
     }
-    cr_assert(eq(int, kept[1][m - 1], 1), "case %d", c);
-    cr_assert(gt(u32, m - lo, n[1]), "case %d: %u of %u chunks stay, in a "
-              "run from %u", c, n[1], m, lo);
+    /* The innermost gap is the first of the spread order. */
+    cr_assert(eq(int, kept[1][m - 2], 1), "case %d", c);
+    cr_assert(gt(u32, m - 1 - lo, n[1]), "case %d: %u of %u chunks stay, in "
+              "a run from %u", c, n[1], m, lo);
     cr_assert(gt(u32, left_late, 0), "case %d", c);
   }
   cr_assert(gt(u64, cases, 150));
@@ -344,51 +352,54 @@ Test(ahead, spread_keeps_chunks_from_all_of_a_nest) {
  * them of double size (a copy in of one must not wait for room either).
  * Under the spread plan every copy in is issued no later than the use of
  * the copy in before it, round the cycle, so it arrives while that one
- * computes; the plan issues each a step before its use. */
+ * computes; the plan, issuing each a step before its use, does not.  (A
+ * block a step, so a plan that sends any away sends two or more: one
+ * copy in alone would have none before it.) */
 Test(ahead, spread_copies_in_start_with_the_one_before) {
-  uint64_t s = 0x2b0ffe25ull, copies = 0, earlier = 0;
+  uint64_t s = 0x2b0ffe25ull, copies = 0, earlier = 0, plan_later = 0;
   for (int c = 0; c < 200; c++) {
     period_t w;
-    memset(&w, 0, sizeof w);
     uint32_t m = (uint32_t)rnd_in(&s, 6, 40);
-    w.p = w.nk = w.nr = m;
-    for (uint32_t i = 0; i < m; i++) {
-      w.size[i] = rnd_in(&s, 0, 3) == 0 ? 200 : 100;
-      w.lives[i] = 1;
-      w.step[i] = w.key[i] = i;
-      w.acc[i] = LMS_ACCESS_READ;
-    }
+    blocks(&w, m, &s, 1);
     uint64_t cap = 100 * rnd_in(&s, 6, m + 2);
-    lms__ahead_in_t in = input(&w, cap, m);
-    in.spread = 1;
-    lms__ahead_t a;
-    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
-    cr_assert(eq(u64, a.late_fetches, 0), "case %d", c);
-    /* Issue step and use of each copy in. */
-    uint32_t at[40], use[40], n = 0;
-    for (uint32_t t = 0; t < m; t++)
-      for (uint32_t f = a.fetch_first[t]; f < a.fetch_first[t + 1]; f++) {
-        at[n] = t;
-        use[n++] = w.step[a.fetch_ref[f]];
+    for (int spread = 1; spread >= 0; spread--) {
+      lms__ahead_in_t in = input(&w, cap, m);
+      in.spread = spread;
+      lms__ahead_t a;
+      cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+      if (spread) cr_assert(eq(u64, a.late_fetches, 0), "case %d", c);
+      /* Issue step and use of each copy in. */
+      uint32_t at[40], use[40], n = 0;
+      for (uint32_t t = 0; t < m; t++)
+        for (uint32_t f = a.fetch_first[t]; f < a.fetch_first[t + 1]; f++) {
+          at[n] = t;
+          use[n++] = w.step[a.fetch_ref[f]];
+        }
+      for (uint32_t i = 0; i < n; i++) {
+        /* The copy in used last before this one, round the cycle. */
+        uint32_t back = m;
+        for (uint32_t j = 0; j < n; j++) {
+          uint32_t d = (use[i] + m - use[j]) % m;
+          if (d > 0 && d < back) back = d;
+        }
+        uint32_t lead = (use[i] + m - at[i]) % m;
+        if (lead == 0) lead = m;
+        if (!spread) {
+          plan_later += lead < back;
+          continue;
+        }
+        cr_assert(ge(u32, lead, back), "case %d: the copy in for step %u "
+                  "issued at %u, the one before it used at %u", c, use[i],
+                  at[i], (use[i] + m - back) % m);
+        copies++;
+        earlier += back > 1;
       }
-    for (uint32_t i = 0; i < n; i++) {
-      /* The copy in used last before this one, round the cycle. */
-      uint32_t back = m;
-      for (uint32_t j = 0; j < n; j++) {
-        uint32_t d = (use[i] + m - use[j]) % m;
-        if (d > 0 && d < back) back = d;
-      }
-      uint32_t lead = (use[i] + m - at[i]) % m;
-      if (lead == 0) lead = m;
-      cr_assert(ge(u32, lead, back), "case %d: the copy in for step %u "
-                "issued at %u, the one before it used at %u", c, use[i],
-                at[i], (use[i] + m - back) % m);
-      copies++;
-      earlier += back > 1;
+      lms__ahead_free(&a);
     }
-    lms__ahead_free(&a);
   }
-  /* Most copies in had kept blocks before them. */
+  /* More than a quarter of the copies in had kept blocks before them,
+   * and the plan issued some of those after the one before was used. */
   cr_assert(gt(u64, earlier, copies / 4), "%llu of %llu",
             (unsigned long long)earlier, (unsigned long long)copies);
+  cr_assert(gt(u64, plan_later, 0));
 }

@@ -86,12 +86,16 @@
  * What keeps the link busy is two buffers: one block computing while the
  * next arrives.  So the spread plan first decides as the plan does; then
  * it gives each copy in room from the use of the copy in before it, round
- * the cycle (where every step between has room; else from the step
- * before its own use), before anything is kept, and decides what stays
- * in the room left.  A gap that no longer fits becomes a copy in, and
- * the pass is made again with it, until a pass adds none (at most
- * TWO_BUFFER_PASSES; the copies in only grow).  At most two copies in
- * then hold room at any step: the one whose use it is and the next.
+ * the cycle, but not before the step after its chunk left nor more than
+ * the reach before its use (all of that where every step between has
+ * room, else from the step before its own use), before anything is kept,
+ * and decides what stays in the room left.  A gap that no longer fits
+ * becomes a copy in, and the pass is made again with it, until a pass
+ * adds none (at most TWO_BUFFER_PASSES; the copies in only grow).  After
+ * a pass that added none, the room reserved while deciding holds at any
+ * step the copy in whose use it is and the next, two buffers, where no
+ * two copies in share a use (step 4 may then start a copy earlier still
+ * where room is left).
  * Streaming at 2x over c2c keeps 21 of its 48 blocks, the most that leave
  * room for two (22 leave room for 1.9), and its iteration is the time of
  * its 27 copies in back to back: 1.080 of the lower bound; under 1.77x,

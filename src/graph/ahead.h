@@ -29,9 +29,9 @@ typedef struct lms__ahead_in {
                                 before its use (>= 1) */
   int spread;                /* the gaps are taken at even intervals of
                                 their order by end, not in it (Note
-                                [Spread out]), and
-                                each copy in has room from the use of the
-                                one before it (Note [Two buffers]) */
+                                [Spread out]), and each copy in has room
+                                from the use of the one before it (Note
+                                [Two buffers]) */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {
