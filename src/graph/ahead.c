@@ -184,8 +184,9 @@ static uint32_t circ_last_above(const lms__rt_t *t, uint32_t p, uint32_t a,
  * those already sent away (out->drop at their first use), each kept whole
  * if every step inside it has room for it.  One not kept whose second use
  * reads is fetched, with room from the step before its use, taken now as
- * the gaps after it are decided, and appended to f.  Returns how many
- * were appended.  O(g log p). */
+ * the gaps after it are decided, and appended to f (which may be g: an
+ * entry is written only after it was read).  Returns how many were
+ * appended.  O(g log p). */
 static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
                        int64_t cap, const lms__ahead_in_t *in,
                        lms__ahead_t *out, gap_t *f) {
@@ -211,14 +212,16 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
   return nf;
 }
 
+#define TWO_BUFFER_PASSES 4 /* Note [Two buffers] */
+
 /* Note [Two buffers]: the copies in f (n of them) sent away first, each
  * with room from the use of the copy in before it (uses: the n uses,
  * ascending), at most the reach before its own, where every step between
  * has room, else from the step before its own use.  O(n log p). */
 static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
-                        lms__rt_t *t, int64_t cap, const lms__ahead_in_t *in,
-                        lms__ahead_t *out) {
-  uint32_t p = in->period, reach = in->reach ? in->reach : 1;
+                        lms__rt_t *t, int64_t cap, uint32_t reach,
+                        const lms__ahead_in_t *in, lms__ahead_t *out) {
+  uint32_t p = in->period;
   for (uint32_t i = 0; i < n; i++) {
     gap_t *x = &f[i];
     /* The last use of a copy in before this one's, round the cycle. */
@@ -243,8 +246,6 @@ static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
     out->drop_bytes += x->size;
   }
 }
-
-#define TWO_BUFFER_PASSES 4
 
 static int by_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -271,7 +272,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   uint32_t *krefs = malloc(((size_t)nr + 1) * sizeof *krefs);
   gap_t *gaps = malloc(((size_t)nr + 1) * sizeof *gaps);
   uint32_t *issue = malloc(((size_t)nr + 1) * sizeof *issue);
-  gap_t *order = malloc(((size_t)nr + 1) * sizeof *order);
+  /* The spread plan decides more than once: its order, kept. */
+  gap_t *order =
+      in->spread ? malloc(((size_t)nr + 1) * sizeof *order) : NULL;
   int64_t *occ = calloc(p, sizeof *occ);
   t.max = malloc(lms__rt_words(p) * sizeof *t.max);
   t.add = malloc(lms__rt_words(p) * sizeof *t.add);
@@ -280,7 +283,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   out->fetch_ref = malloc(((size_t)nr + 1) * sizeof *out->fetch_ref);
   lms_status_t st = LMS_ERR_HOST_OOM;
   if (!kfirst || !krefs || !gaps || !issue || !occ || !t.max || !t.add ||
-      !order ||
+      (in->spread && !order) ||
       !out->drop || !out->fetch_first || !out->fetch_ref)
     goto done;
   out->period = p;
@@ -318,10 +321,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   if (in->spread && spread_out(gaps, ng) != 0) goto done;
 
   int64_t cap = (int64_t)in->capacity;
-  /* The fetched gaps go to the front of gaps[], the order to decide in is
-   * kept in order[]. */
-  memcpy(order, gaps, (size_t)ng * sizeof *gaps);
-  uint32_t nf = decide(order, ng, &t, cap, in, out, gaps);
+  /* The fetched gaps go to the front of gaps[]. */
+  if (order != NULL) memcpy(order, gaps, (size_t)ng * sizeof *gaps);
+  uint32_t nf = decide(order ? order : gaps, ng, &t, cap, in, out, gaps);
   /* Note [Two buffers]: each pass gives the copies in of the one before
    * their second buffer, and decides the rest again; the copies in only
    * grow, so it ends when a pass adds none (or after TWO_BUFFER_PASSES). */
@@ -333,7 +335,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     memset(out->drop, 0, (size_t)nr);
     out->kept_bytes = out->drop_bytes = out->late_fetches = 0;
     lms__rt_build(&t, occ);
-    two_buffers(gaps, nf, issue, &t, cap, in, out);
+    two_buffers(gaps, nf, issue, &t, cap, reach, in, out);
     uint32_t more = decide(order, ng, &t, cap, in, out, gaps + nf);
     nf += more;
     if (more == 0) break;
