@@ -118,9 +118,11 @@ static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
                            .reach = reach};
 }
 
-/* Case by case the plan or the spread plan (Note [Spread out]). */
+/* Case by case the plan or the spread plan (Note [Spread out]), each
+ * with copies in by their use or not (Note [Copies in by their use]). */
 static void variant(lms__ahead_in_t *in, uint64_t *s) {
   in->spread = (int)rnd_in(s, 0, 1);
+  in->in_order = (int)rnd_in(s, 0, 1);
 }
 
 Test(ahead, plans_keep_within_the_room_and_the_gaps) {
@@ -402,4 +404,57 @@ Test(ahead, spread_copies_in_start_with_the_one_before) {
   cr_assert(gt(u64, earlier, copies / 4), "%llu of %llu",
             (unsigned long long)earlier, (unsigned long long)copies);
   cr_assert(gt(u64, plan_later, 0));
+}
+
+/* Note [Copies in by their use]: in order, a copy in for a later use is
+ * never issued before one for an earlier use, the period unrolled from
+ * step 0 (a copy in for a chunk's first use in the period serves the
+ * next period's, after this one's last); without it some are. */
+Test(ahead, copies_in_by_their_use_queue_in_that_order) {
+  uint64_t pairs = 0, crossed = 0;
+  for (uint64_t seed = 1; seed <= 2000; seed++) {
+    period_t w;
+    random_period(seed * 0x2545f4914f6cdd1dull, &w);
+    uint64_t s = seed, largest = 0, all = 0;
+    for (uint32_t t = 0; t < w.p; t++) {
+      uint64_t b = step_bytes(&w, t);
+      if (b > largest) largest = b;
+    }
+    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
+    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    for (int order = 1; order >= 0; order--) {
+      lms__ahead_in_t in = input(&w, cap, (uint32_t)rnd_in(&s, 1, w.p));
+      in.spread = (int)rnd_in(&s, 0, 1);
+      in.in_order = order;
+      lms__ahead_t a;
+      cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+      /* Issue and use of each copy in on the unrolled timeline. */
+      uint32_t at[600], use[600], n = 0;
+      for (uint32_t t = 0; t < w.p; t++)
+        for (uint32_t f = a.fetch_first[t]; f < a.fetch_first[t + 1]; f++) {
+          uint32_t r = a.fetch_ref[f], u = w.step[r];
+          int next = prev_use(&w, r) >= r; /* the key's first use */
+          use[n] = u + (next ? w.p : 0);
+          at[n++] = t + (next && t < u ? w.p : 0);
+        }
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+          if (use[i] >= use[j]) continue;
+          if (order) {
+            cr_assert(le(u32, at[i], at[j]), "seed %llu: the copy in for "
+                      "%u issued at %u, after the one for %u at %u",
+                      (unsigned long long)seed, use[i], at[i], use[j],
+                      at[j]);
+            pairs++;
+          } else {
+            crossed += at[i] > at[j];
+          }
+        }
+      lms__ahead_free(&a);
+    }
+  }
+  cr_log_info("%llu ordered pairs; %llu crossed without the order",
+              (unsigned long long)pairs, (unsigned long long)crossed);
+  cr_assert(gt(u64, pairs, 10000));
+  cr_assert(gt(u64, crossed, 100));
 }

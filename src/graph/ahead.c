@@ -99,7 +99,31 @@
  * Streaming at 2x over c2c keeps 21 of its 48 blocks, the most that leave
  * room for two (22 leave room for 1.9), and its iteration is the time of
  * its 27 copies in back to back: 1.080 of the lower bound; under 1.77x,
- * 1.091.  Cost: one decision of the plan per pass, O(r log p) each. */
+ * 1.091.  Cost: one decision of the plan per pass, O(r log p) each.
+ *
+ * Note [Copies in by their use]
+ * Step 4 starts each copy in as early as room allows.  But a copy engine
+ * runs its copies one after another in the order they were queued, so a
+ * copy queued early for a use far ahead holds up every copy queued after
+ * it, whatever their uses.  In GPT-2 medium's training at 2x over pcie5
+ * the spread plan fetched the optimiser's state as soon as backward had
+ * freed room for it, and the link in, which backward waits for, carried
+ * it ahead of backward's own activations: 372.4 ms an iteration, 1.346
+ * of the lower bound.  In order (`in_order`), no copy in starts before
+ * the first step of the room of any copy in whose use comes earlier
+ * (each copy's room as the decision gave it, or where this rule moved
+ * it); moving a copy later only shortens the room it holds, so nothing
+ * else changes.  Copies in then queue by their use, as the link should
+ * run them, and the optimiser's state comes in during the optimiser,
+ * behind the last of backward's: 341.3 ms (1.233; over nvlink2 1.270 ->
+ * 1.141, ResNet-50 at 4x over pcie5 1.214 -> 1.150).  It loses where the
+ * link had idle time the early copy used: ResNet-50 at 2x over pcie5
+ * 1.234 -> 1.252, its optimiser's copies in now waiting behind
+ * backward's last with no compute left to hide them.  So the spread plan
+ * is timed both ways (Note [Ways to look ahead, measured] in plan.c).
+ * Order is by use within one period unrolled from step 0 (a copy in for
+ * the next period's first steps queues after this period's last).  O(1)
+ * a copy in (bench/results/2026-11-25-sim-copies-in-order.md). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -342,11 +366,17 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   }
   if (in->spread) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
-   * inside its reach with no room for it. */
+   * inside its reach with no room for it; in order (Note [Copies in by
+   * their use]), not before the room of a fetch of an earlier use. */
+  uint32_t after = 0; /* in order: the latest room so far, on the doubled
+                         timeline, never past an end - 1 */
   for (uint32_t g = 0; g < nf; g++) {
     const gap_t *x = &gaps[g];
     uint32_t lo = x->start + 1, from = x->room;
     if (x->end - lo > reach) lo = x->end - reach;
+    if (in->in_order && lo < after) lo = after;
+    if (from < lo) from = lo; /* its room from x->room holds from lo too */
+    if (in->in_order && from > after) after = from;
     if (lo < from) {
       uint32_t full = circ_last_above(&t, p, lo, from, cap - (int64_t)x->size);
       uint32_t at = full == UINT32_MAX ? lo : full + 1;

@@ -32,6 +32,9 @@ typedef struct lms__ahead_in {
                                 [Spread out]), and each copy in has room
                                 from the use of the one before it (Note
                                 [Two buffers]) */
+  int in_order;              /* no copy in starts before one whose use
+                                comes earlier (Note [Copies in by their
+                                use] in ahead.c) */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {

@@ -185,8 +185,12 @@ typedef struct lms__plan_info {
                            iterations, once measured; else 0 */
   uint64_t trial_late_ns; /* the faster plan leaving dirty chunks late,
                            once measured; else 0 */
+  uint64_t trial_order_ns; /* the spread plan bringing chunks in by
+                           their use, once measured; else 0 */
   int late;             /* the plan looking ahead leaves dirty chunks
                            late (Note [Leaving late] in plan.c) */
+  int order;            /* ... and brings chunks in by their use (Note
+                           [Copies in by their use] in ahead.c) */
   uint64_t left_late;   /* dirty chunks left where the plan sent them
                            away, so far */
 } lms__plan_info_t;
@@ -194,8 +198,9 @@ typedef struct lms__plan_info {
 /* For tests: 0 (the default) puts the window and the period's plans on
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
  * every schedule, 3 the spread plan, 4 and 5 the same leaving dirty chunks
- * late (Notes [Ways to look ahead, measured] and [Leaving late] in
- * plan.c). */
+ * late, 6 to 9 the same as 2 to 5 with copies in by their use (Notes
+ * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
+ * by their use] in ahead.c). */
 extern int lms__plan_force;
 /* For tests: nonzero makes every spread plan fail to build, as when host
  * memory runs out. */

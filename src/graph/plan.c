@@ -82,6 +82,8 @@ enum {
   TRIAL_WINDOW,        /* the window looks ahead, until it settles */
   TRIAL_SPREAD,        /* the spread plan likewise (Note [Spread
                           out] in ahead.c) */
+  TRIAL_ORDER,         /* the spread plan bringing chunks in by their
+                          use (Note [Copies in by their use] in ahead.c) */
   TRIAL_PLAN,          /* the plan likewise */
   TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
                           their room is needed (Note [Leaving late]) */
@@ -172,9 +174,12 @@ struct lms__plan {
   uint64_t left_late;    /* the times one stayed so */
   int spread;            /* ahead is the spread plan (Note [Spread
                             out] in ahead.c) */
+  int order;             /* ... and its copies in go by their use (Note
+                            [Copies in by their use] in ahead.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
   uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
   uint64_t trial_late_ns; /* the faster plan leaving late */
+  uint64_t trial_order_ns; /* the spread plan in order */
   uint64_t trial_prev;   /* the last iteration timed on trial */
   uint32_t trial_n;      /* ... and how many the way now on trial ran */
   struct pending {
@@ -272,7 +277,7 @@ static void drop_schedule(lms__plan_t *p) {
   p->key_size = NULL;
   p->ws_valid = 0;
   lms__ahead_free(&p->ahead);
-  p->have_plan = p->planned = p->spread = 0;
+  p->have_plan = p->planned = p->spread = p->order = 0;
   p->trial = TRIAL_NONE;
   p->npend = 0;
   /* Every chunk's key lapses with the generation: O(1), not a walk over
@@ -389,21 +394,23 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * of a schedule the window looks ahead until two of its iterations in a
  * row, timed on the device clock between the starts of iterations, agree
  * within 1 % (at most TRIAL_MAX), then the spread plan likewise, then the
- * plan (last, so that where it is kept nothing changes; a plan that cannot
- * be built for want of memory is skipped, and if neither can, the window
- * is kept), then the faster of the two plans leaving its dirty chunks late
- * (Note [Leaving late]).  A plan is kept only if its last timed iteration
- * was 2 % faster than the window's (more than the 1 % either may still
- * move), the spread plan only if 2 % faster than the other, and leaving
+ * spread plan bringing chunks in by their use (Note [Copies in by their
+ * use] in ahead.c), then the plan (last, so that where it is kept nothing
+ * changes; a plan that cannot be built for want of memory is skipped, and
+ * if none can, the window is kept), then the fastest of the plans leaving
+ * its dirty chunks late (Note [Leaving late]).  A plan is kept only if
+ * its last timed iteration was 2 % faster than the window's (more than
+ * the 1 % either may still move), the spread plan only if 2 % faster
+ * than the plan, and in order only if 2 % faster again, and leaving
  * late only if 2 % faster than not (or than the window, where the plan
  * alone is not); the plan chosen is built
  * again if it is not the one last tried.  Measuring the window before it
  * settles chose wrongly: its adaptive bytes ahead (Note [A window that
  * adapts]) take a few iterations to find their level.  A new schedule
  * starts a new trial.  The replay does not call an iteration settled
- * during a trial (lms__plan_info's `deciding`), and goes on for up to 32
- * iterations (LMS__REPLAY_SETTLE_MAX) so that a trial and a settling
- * after it fit. */
+ * during a trial (lms__plan_info's `deciding`), and goes on for up to 40
+ * iterations (LMS__REPLAY_SETTLE_MAX) so that a trial of five ways and a
+ * settling after it fit. */
 
 /* Two iterations of one way within 1 % of each other, or the sixth. */
 static int trial_settled(lms__plan_t *p, uint64_t took) {
@@ -415,30 +422,42 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
   return hi - lo <= hi / 100;
 }
 
-static int build_plan(lms__plan_t *p, int spread);
+static int build_plan(lms__plan_t *p, int spread, int order);
 
-/* The plan the trial would keep of the two timed, spread or not, and its
- * time (UINT64_MAX for none). */
-static uint64_t trial_plan_best(const lms__plan_t *p, int *spread) {
+/* The plan the trial would keep of the three timed, and its time
+ * (UINT64_MAX for none): the plan, unless the spread plan is 2 % faster,
+ * and that in order if 2 % faster again. */
+static uint64_t trial_plan_best(const lms__plan_t *p, int *spread,
+                                int *order) {
   /* A plan not timed (none could be built) is never chosen. */
   uint64_t a = p->trial_plan_ns ? p->trial_plan_ns : UINT64_MAX,
-           b = p->trial_spread_ns ? p->trial_spread_ns : UINT64_MAX;
-  *spread = b < a / 50 * 49;
-  return *spread ? b : a;
+           b = p->trial_spread_ns ? p->trial_spread_ns : UINT64_MAX,
+           o = p->trial_order_ns ? p->trial_order_ns : UINT64_MAX;
+  *spread = *order = 0;
+  if (b < a / 50 * 49) {
+    a = b;
+    *spread = 1;
+  }
+  if (o < a / 50 * 49) {
+    a = o;
+    *spread = *order = 1;
+  }
+  return a;
 }
 
 /* The plan of that kind is built: the one there, or built anew. */
-static int plan_ready(lms__plan_t *p, int spread) {
-  return (p->have_plan && spread == p->spread) || build_plan(p, spread);
+static int plan_ready(lms__plan_t *p, int spread, int order) {
+  return (p->have_plan && spread == p->spread && order == p->order) ||
+         build_plan(p, spread, order);
 }
 
 /* The way chosen when the trial ends: a plan only if 2 % faster than the
- * window; of the plans, the spread one only if 2 % faster than the other,
- * and leaving late only if 2 % faster than not, or if it alone is 2 %
- * faster than the window. */
+ * window; of the plans, as trial_plan_best chooses; and leaving late
+ * only if 2 % faster than not, or if it alone is 2 % faster than the
+ * window. */
 static void trial_decide(lms__plan_t *p) {
-  int spread;
-  uint64_t w = p->trial_window_ns, best = trial_plan_best(p, &spread),
+  int spread, order;
+  uint64_t w = p->trial_window_ns, best = trial_plan_best(p, &spread, &order),
            c = p->trial_late_ns ? p->trial_late_ns : UINT64_MAX;
   int plan_wins = best < w / 50 * 49, late_wins = c < w / 50 * 49;
   int late = late_wins && (c < best / 50 * 49 || !plan_wins);
@@ -446,25 +465,29 @@ static void trial_decide(lms__plan_t *p) {
   p->planned = 0;
   p->late = 0;
   p->npend = 0;
-  if ((late || plan_wins) && plan_ready(p, spread)) {
+  if ((late || plan_wins) && plan_ready(p, spread, order)) {
     p->planned = 1;
     p->late = late;
   }
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
-          "with the period's plan, %.3f ms with the spread plan and %.3f ms "
-          "with the faster of them leaving dirty chunks late: the %s%s looks "
+          "with the period's plan, %.3f ms with the spread plan, %.3f ms "
+          "with it bringing chunks in by their use and %.3f ms with the "
+          "fastest of them leaving dirty chunks late: the %s%s%s looks "
           "ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
-          (double)p->trial_spread_ns / 1e6, (double)p->trial_late_ns / 1e6,
+          (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
+          (double)p->trial_late_ns / 1e6,
           !p->planned ? "window" : p->spread ? "spread plan" : "plan",
+          p->planned && p->order ? " in order" : "",
           p->planned && p->late ? " leaving late" : "");
 }
 
-/* Note [Leaving late]: the faster plan again, its dirty chunks left until
+/* Note [Leaving late]: the fastest plan again, its dirty chunks left until
  * their room is needed; with no plan timed the trial ends. */
 static void trial_late_start(lms__plan_t *p) {
-  int spread;
+  int spread, order;
   p->trial_n = 0;
-  if (trial_plan_best(p, &spread) == UINT64_MAX || !plan_ready(p, spread)) {
+  if (trial_plan_best(p, &spread, &order) == UINT64_MAX ||
+      !plan_ready(p, spread, order)) {
     trial_decide(p);
     return;
   }
@@ -474,13 +497,13 @@ static void trial_late_start(lms__plan_t *p) {
   p->npend = 0;
 }
 
-/* The trial goes on with the spread plan (if `spread`) or the plan; one
- * that cannot be built is skipped, and with neither the trial ends. */
-static void trial_next_plan(lms__plan_t *p, int spread) {
+/* The trial goes on with the plan of that kind; a spread plan that cannot
+ * be built is skipped for the plan, and with none the trial ends. */
+static void trial_next_plan(lms__plan_t *p, int spread, int order) {
   p->trial_n = 0;
-  if (spread && build_plan(p, 1)) {
-    p->trial = TRIAL_SPREAD;
-  } else if (build_plan(p, 0)) {
+  if (spread && build_plan(p, 1, order)) {
+    p->trial = order ? TRIAL_ORDER : TRIAL_SPREAD;
+  } else if (build_plan(p, 0, 0)) {
     p->trial = TRIAL_PLAN;
   } else {
     trial_decide(p);
@@ -500,12 +523,17 @@ static void trial_step(lms__plan_t *p) {
   case TRIAL_WINDOW:
     if (!trial_settled(p, took)) break;
     p->trial_window_ns = took;
-    trial_next_plan(p, 1);
+    trial_next_plan(p, 1, 0);
     break;
   case TRIAL_SPREAD:
     if (!trial_settled(p, took)) break;
     p->trial_spread_ns = took;
-    trial_next_plan(p, 0);
+    trial_next_plan(p, 1, 1);
+    break;
+  case TRIAL_ORDER:
+    if (!trial_settled(p, took)) break;
+    p->trial_order_ns = took;
+    trial_next_plan(p, 0, 0);
     break;
   case TRIAL_PLAN:
     if (!trial_settled(p, took)) break;
@@ -534,14 +562,15 @@ static void trial_step(lms__plan_t *p) {
  * not see).
  * A copy in starts at most window.steps steps ahead.  A chunk live when
  * the period is learned is one allocated once (it plays its own key).
- * The spread plan is Note [Spread out].  Returns 1 with the plan in
+ * The spread plan is Note [Spread out], `order` Note [Copies in by their
+ * use] in ahead.c.  Returns 1 with the plan in
  * p->ahead, or 0 with none (no memory for it), when the window alone
  * looks ahead. */
 int lms__plan_spread_fails;
 
-static int build_plan(lms__plan_t *p, int spread) {
+static int build_plan(lms__plan_t *p, int spread, int order) {
   lms__ahead_free(&p->ahead);
-  p->have_plan = p->spread = 0;
+  p->have_plan = p->spread = p->order = 0;
   if (spread && lms__plan_spread_fails) {
     p->planned = 0;
     return 0;
@@ -566,13 +595,15 @@ static int build_plan(lms__plan_t *p, int spread) {
         .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
         .key_size = cost, .key_lives = lives,
         .capacity = cap - cap / 64, .reach = p->window.steps,
-        .spread = spread};
+        .spread = spread, .in_order = order};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
+    p->order = p->have_plan && order;
     if (p->have_plan)
-      LMS_LOG(DEBUG, GRAPH, "%s of %u steps: %llu bytes kept, %llu sent "
+      LMS_LOG(DEBUG, GRAPH, "%s%s of %u steps: %llu bytes kept, %llu sent "
               "away, %llu brought in, %llu fetches late",
-              spread ? "spread plan" : "planned period", p->period,
+              spread ? "spread plan" : "planned period",
+              order ? " in order" : "", p->period,
               (unsigned long long)p->ahead.kept_bytes,
               (unsigned long long)p->ahead.drop_bytes,
               (unsigned long long)p->ahead.fetch_bytes,
@@ -588,15 +619,17 @@ static int build_plan(lms__plan_t *p, int spread) {
 
 static void plan_period(lms__plan_t *p) {
   if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
-  build_plan(p, lms__plan_force == 3 || lms__plan_force == 5);
+  /* 6 to 9: 2 to 5 with copies in by their use. */
+  int force = lms__plan_force >= 6 ? lms__plan_force - 4 : lms__plan_force;
+  build_plan(p, force == 3 || force == 5, lms__plan_force >= 6);
   p->planned = p->have_plan && lms__plan_force >= 2;
   p->trial = !p->have_plan         ? TRIAL_NONE
              : lms__plan_force != 0 ? TRIAL_DONE
                                     : TRIAL_START;
   p->trial_start = p->swap->dev->ops->now_ns(p->swap->dev);
   p->trial_window_ns = p->trial_plan_ns = p->trial_spread_ns = 0;
-  p->trial_late_ns = 0;
-  p->late = p->planned && lms__plan_force >= 4;
+  p->trial_late_ns = p->trial_order_ns = 0;
+  p->late = p->planned && force >= 4;
 }
 
 /* Makes steps [0, period) the schedule: builds the use lists per key. */
@@ -1473,5 +1506,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_spread_ns = p->trial_spread_ns;
   out->trial_late_ns = p->trial_late_ns;
   out->late = p->planned && p->late;
+  out->order = p->planned && p->order;
+  out->trial_order_ns = p->trial_order_ns;
   out->left_late = p->left_late;
 }

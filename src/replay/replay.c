@@ -340,6 +340,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   snprintf(out->schedule, sizeof out->schedule, "%s", info.source);
   snprintf(out->ahead, sizeof out->ahead, "%s", info.ahead);
   out->late = info.late;
+  out->order = info.order;
   out->period = info.period;
 
 done:

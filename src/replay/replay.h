@@ -28,7 +28,7 @@
  * most below. */
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
-#define LMS__REPLAY_SETTLE_MAX 32
+#define LMS__REPLAY_SETTLE_MAX 40
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
@@ -84,6 +84,9 @@ typedef struct lms__replay_result {
                                 "plan" or "spread" */
   int late;                  /* whether that plan left dirty chunks late
                                 (Note [Leaving late] in graph/plan.c) */
+  int order;                 /* ... and brought chunks in by their use
+                                (Note [Copies in by their use] in
+                                graph/ahead.c) */
   uint32_t period;
 } lms__replay_result_t;
 
