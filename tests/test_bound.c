@@ -759,6 +759,59 @@ Test(settle, an_unsettled_run_reports_its_median_iteration) {
   }
 }
 
+/* Two iterations in a row that agree are settled; so are four after the
+ * trial that take turns, each agreeing with the one two before it, and
+ * then the slower of the last two is measured; a cycle of three is not,
+ * nor turns that began before the trial ended. */
+Test(settle, iterations_that_take_turns_are_settled) {
+  static lms__replay_result_t r;
+  static const uint64_t turn[3] = {341300, 344200, 347100}; /* 0.85 % */
+  for (int period = 1; period <= 3; period++)
+    for (int first = 0; first <= 6; first++) {
+      memset(&r, 0, sizeof r);
+      int got = -1, n;
+      for (n = 1; n <= 20 && got < 0; n++) {
+        r.iterations = n;
+        /* Far apart until `first`, then the cycle. */
+        r.iter[n - 1].time_ns = n - 1 < first ? 100000u * (uint64_t)n
+                                              : turn[(n - 1) % period];
+        r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
+        got = lms__replay_steady(&r, first);
+      }
+      n--;
+      if (period == 3) {
+        cr_assert(eq(int, got, -1), "first %d", first);
+        continue;
+      }
+      cr_assert(ge(int, got, 0), "period %d first %d", period, first);
+      int last = n - 1;
+      int want_n = period == 1 ? (first + 2 > LMS__REPLAY_SETTLE_MIN
+                                      ? first + 2
+                                      : LMS__REPLAY_SETTLE_MIN)
+                               : (first + 4 > LMS__REPLAY_SETTLE_MIN
+                                      ? first + 4
+                                      : LMS__REPLAY_SETTLE_MIN);
+      /* A pair across the trial's end can agree only by chance: here
+       * the iteration before `first` is far from the cycle. */
+      cr_assert(eq(int, n, want_n), "period %d first %d", period, first);
+      uint64_t slower = r.iter[last].time_ns > r.iter[last - 1].time_ns
+                            ? r.iter[last].time_ns
+                            : r.iter[last - 1].time_ns;
+      cr_assert(eq(u64, r.iter[got].time_ns, period == 1
+                                                 ? r.iter[last].time_ns
+                                                 : slower));
+      cr_assert(ge(int, got, last - 1));
+    }
+  /* Turns whose bytes differ are not a steady state. */
+  memset(&r, 0, sizeof r);
+  for (int n = 1; n <= 8; n++) {
+    r.iterations = n;
+    r.iter[n - 1].time_ns = turn[(n - 1) % 2];
+    r.iter[n - 1].bytes_h2d = 1000 + (uint64_t)(n - 1) * 10;
+    cr_assert(eq(int, lms__replay_steady(&r, 0), -1), "n %d", n);
+  }
+}
+
 Test(settle, runs_until_two_iterations_agree) {
   lms__workload_t w;
   lms__wl_params_t prm = {.batch = 10, .train = 1};

@@ -144,6 +144,11 @@ lms_status_t lms__replay_calibrate(lms__workload_t *w, const lms__opts_t *opts,
                                    int iterations, int declare, double target,
                                    lms__calibration_t *out, char *err);
 
+/* Whether r's iterations have settled (Note [A settled iteration] in
+ * replay.c), those from `first` on run after the trial: the index of the
+ * iteration to measure, or -1. */
+int lms__replay_steady(const lms__replay_result_t *r, int first);
+
 /* The iteration of median time among the last eight of r's (Note [A
  * settled iteration] in replay.c): what an unsettled run reports. */
 lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *r);
