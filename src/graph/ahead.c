@@ -108,19 +108,20 @@
  * it, whatever their uses.  In GPT-2 medium's training at 2x over pcie5
  * the spread plan fetched the optimiser's state as soon as backward had
  * freed room for it, and the link in, which backward waits for, carried
- * it ahead of backward's own activations: 372.4 ms an iteration, 1.346
- * of the lower bound.  In order (`in_order`), no copy in starts before
- * the first step of the room of any copy in whose use comes earlier
- * (each copy's room as the decision gave it, or where this rule moved
- * it); moving a copy later only shortens the room it holds, so nothing
- * else changes.  Copies in then queue by their use, as the link should
+ * it ahead of backward's own activations: 372.4 ms an iteration on
+ * trial, 1.346 of the lower bound.  In order (`in_order`), no copy in
+ * starts before the first step of the room of any copy in whose use
+ * comes earlier (each copy's room as the decision gave it, or where this
+ * rule moved it); moving a copy later only shortens the room it holds,
+ * so nothing else changes.  Copies in then queue by their use, as the link should
  * run them, and the optimiser's state comes in during the optimiser,
- * behind the last of backward's: 341.3 ms (1.233; over nvlink2 1.270 ->
- * 1.141, ResNet-50 at 4x over pcie5 1.214 -> 1.150).  It loses where the
- * link had idle time the early copy used: ResNet-50 at 2x over pcie5
- * 1.234 -> 1.252, its optimiser's copies in now waiting behind
- * backward's last with no compute left to hide them.  So the spread plan
- * is timed both ways (Note [Ways to look ahead, measured] in plan.c).
+ * behind the last of backward's: settled, 341.3 and 344.2 ms by turns
+ * (1.244; over nvlink2 331.3 ms on trial against 301.0, ResNet-50 at 4x
+ * over pcie5 85.6 against 81.3).  It loses where the link had idle time
+ * the early copy used: ResNet-50 at 2x over pcie5, 56.6 ms against 57.4
+ * on trial, its optimiser's copies in now waiting behind backward's last
+ * with no compute left to hide them.  So the spread plan is timed both
+ * ways (Note [Ways to look ahead, measured] in plan.c).
  * Order is by use within one period unrolled from step 0 (a copy in for
  * the next period's first steps queues after this period's last).  O(1)
  * a copy in (bench/results/2026-11-25-sim-copies-in-order.md). */
