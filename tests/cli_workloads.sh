@@ -55,7 +55,8 @@ if [ -n "$py" ]; then
   # victims never bring in more than LRU victims (sweep.py's exit status).
   out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" "$dir/oddsizes.trace" \
         "$dir/stream.trace" "$dir/resnet50.trace" "$dir/gpt2-medium.trace" \
-        "$dir/random4k.trace" --over 2,4,10 --links pcie3 2>&1)
+        "$dir/random4k.trace" "$dir/vgg16.trace" "$dir/llama-decode.trace" \
+        --over 2,4,10 --links pcie3 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
   else
@@ -66,6 +67,7 @@ if [ -n "$py" ]; then
   out=$(LMS_SIM_MEASURED_WAITS=on "$py" "$here/../bench/workloads/sweep.py" \
         "$lms" "$dir/oddsizes.trace" "$dir/stream.trace" \
         "$dir/resnet50.trace" "$dir/gpt2-medium.trace" "$dir/random4k.trace" \
+        "$dir/vgg16.trace" "$dir/llama-decode.trace" \
         --over 2,4,10 --links pcie3 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces, waits measured as on a GPU"
@@ -108,7 +110,7 @@ sys.exit(0 if r["ahead"] != "window" and r["leaves_late"] else 1)' \
   # Note [Copies in by their use] in src/graph/ahead.c: GPT-2 medium
   # training at 2x over pcie5, where a copy in queued as soon as room
   # allows holds up backward's own behind the optimiser's state; its
-  # trial keeps the spread plan bringing chunks in by their use (341.3 ms
+  # trial keeps the spread plan bringing chunks in by their use (344.2 ms
   # against 366.3 with the window: bench/results/
   # 2026-11-25-sim-copies-in-order.md).
   if "$lms" sim "$dir/gpt2-medium.trace" --capacities 8430083072B \

@@ -759,10 +759,11 @@ Test(settle, an_unsettled_run_reports_its_median_iteration) {
   }
 }
 
-/* Two iterations in a row that agree are settled; so are four after the
- * trial that take turns, each agreeing with the one two before it, and
- * then the slower of the last two is measured; a cycle of three is not,
- * nor turns that began before the trial ended. */
+/* Two iterations in a row that agree are settled, once the trial is
+ * over (`first`); so are four after the trial and after the first
+ * iteration that take turns, each agreeing with the one two before it,
+ * and then the slower of the last two is measured; a cycle of three is
+ * not.  The cycle runs from the start, before the trial ends too. */
 Test(settle, iterations_that_take_turns_are_settled) {
   static lms__replay_result_t r;
   static const uint64_t turn[3] = {341300, 344200, 347100}; /* 0.85 % */
@@ -772,9 +773,7 @@ Test(settle, iterations_that_take_turns_are_settled) {
       int got = -1, n;
       for (n = 1; n <= 20 && got < 0; n++) {
         r.iterations = n;
-        /* Far apart until `first`, then the cycle. */
-        r.iter[n - 1].time_ns = n - 1 < first ? 100000u * (uint64_t)n
-                                              : turn[(n - 1) % period];
+        r.iter[n - 1].time_ns = turn[(n - 1) % period];
         r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
         got = lms__replay_steady(&r, first);
       }
@@ -784,22 +783,17 @@ Test(settle, iterations_that_take_turns_are_settled) {
         continue;
       }
       cr_assert(ge(int, got, 0), "period %d first %d", period, first);
-      int last = n - 1;
-      int want_n = period == 1 ? (first + 2 > LMS__REPLAY_SETTLE_MIN
-                                      ? first + 2
+      int want_n = period == 1 ? (first + 1 > LMS__REPLAY_SETTLE_MIN
+                                      ? first + 1
                                       : LMS__REPLAY_SETTLE_MIN)
-                               : (first + 4 > LMS__REPLAY_SETTLE_MIN
-                                      ? first + 4
-                                      : LMS__REPLAY_SETTLE_MIN);
-      /* A pair across the trial's end can agree only by chance: here
-       * the iteration before `first` is far from the cycle. */
+                               : (first > 1 ? first : 1) + 4;
       cr_assert(eq(int, n, want_n), "period %d first %d", period, first);
+      int last = n - 1;
       uint64_t slower = r.iter[last].time_ns > r.iter[last - 1].time_ns
                             ? r.iter[last].time_ns
                             : r.iter[last - 1].time_ns;
-      cr_assert(eq(u64, r.iter[got].time_ns, period == 1
-                                                 ? r.iter[last].time_ns
-                                                 : slower));
+      cr_assert(eq(u64, r.iter[got].time_ns,
+                   period == 1 ? r.iter[last].time_ns : slower));
       cr_assert(ge(int, got, last - 1));
     }
   /* Turns whose bytes differ are not a steady state. */

@@ -373,15 +373,18 @@ static void budget_cases(budget_tally_t *t, uint64_t lo_tenths) {
     for (size_t p = 0; p < 3; p++) {
       char what[192];
       /* The plan and the spread plan, each also leaving late (Note
-       * [Leaving late]). */
-      int force = p < 2 ? 0 : 2 + (int)(k % 4);
-      int spread = force == 3 || force == 5;
+       * [Leaving late]), each also with copies in by their use (Note
+       * [Copies in by their use] in graph/ahead.c): lms__plan_force 2 to
+       * 9. */
+      int force = p < 2 ? 0 : 2 + (int)(k % 8);
+      int base = force >= 6 ? force - 4 : force, order = force >= 6;
+      int spread = base == 3 || base == 5, late = base >= 4;
       snprintf(what, sizeof what,
-               "seed %llu (policy %s%s%s, limit %s = %.2f x the largest step, "
-               "window %s, %u chunks, %u steps)",
+               "seed %llu (policy %s%s%s%s, limit %s = %.2f x the largest "
+               "step, window %s, %u chunks, %u steps)",
                (unsigned long long)seed, policies[p],
                spread ? " spread plan" : force ? " planned" : "",
-               force >= 4 ? " leaving late" : "", limit_s,
+               order ? " in order" : "", late ? " leaving late" : "", limit_s,
                (double)limit / (double)biggest, window, w.nchunks, w.nsteps);
       lms_options_t *o = options("gpu-limit", limit_s, "policy", policies[p],
                                  "prefetch-window", window, "sim-bytes", "off",
@@ -397,7 +400,7 @@ static void budget_cases(budget_tally_t *t, uint64_t lo_tenths) {
       t->ran++;
       if (force && st == LMS_OK)
         t->planned[spread] += strcmp(res.ahead, spread ? "spread" : "plan") == 0 &&
-                              res.late == (force >= 4);
+                              res.late == late && res.order == order;
       /* The hook found nothing wrong at any step that ran. */
       cr_assert(eq(str, wt.why, ""), "%s", wt.why);
       if (st == LMS_ERR_DEVICE_OOM) {
@@ -1929,6 +1932,7 @@ Test(timeline, spans_add_up_to_what_each_engine_did, .timeout = 300) {
  * were written home and brought back ahead of use, and the device stayed
  * within the budget. */
 static void train_planned(int force, const char *ahead) {
+  int late = (force >= 6 ? force - 4 : force) >= 4;
   enum { L = 8, ITERS = 8 };
   lms_options_t *o = options("gpu-limit", "6MiB", "policy", "schedule", NULL);
   lms__plan_force = force;
@@ -1992,10 +1996,11 @@ static void train_planned(int force, const char *ahead) {
               (long long)sts.prefetch_late.total);
   cr_assert(eq(str, (char *)info.source, "learned"));
   cr_assert(eq(str, (char *)info.ahead, (char *)ahead));
-  cr_assert(eq(int, info.late, force >= 4));
+  cr_assert(eq(int, info.late, late));
+  cr_assert(eq(int, info.order, force >= 6));
   /* Note [Leaving late]: dirty chunks the plan sent away stayed, and
    * only when it leaves late. */
-  if (force >= 4) cr_assert(gt(u64, info.left_late, 0));
+  if (late) cr_assert(gt(u64, info.left_late, 0));
   else cr_assert(eq(u64, info.left_late, 0));
   cr_assert(gt(i64, sts.swaps_out.total, 0));
   cr_assert(gt(i64, sts.prefetches.total, 0));
@@ -2020,6 +2025,15 @@ Test(planned, training_loses_no_byte_under_the_spread_plan) {
 Test(planned, training_loses_no_byte_leaving_late) {
   train_planned(4, "plan");
   train_planned(5, "spread");
+}
+
+/* The same, each plan bringing chunks in by their use (Note [Copies in
+ * by their use] in graph/ahead.c), leaving late or not. */
+Test(planned, training_loses_no_byte_with_copies_in_by_their_use) {
+  train_planned(6, "plan");
+  train_planned(7, "spread");
+  train_planned(8, "plan");
+  train_planned(9, "spread");
 }
 
 /* Streaming inference as bench/workloads/gen_traces.py writes it: 48
@@ -2058,8 +2072,8 @@ static int last_info(void *arg, lms_ctx_t *ctx, uint32_t step) {
  * trial was over before the replay stopped, the five ways were timed,
  * and what looks ahead is the one whose timed iteration was fastest (a
  * plan only by 2 % over the window, the spread plan only by 2 % over the
- * plan, in order only by 2 % over both, leaving late only by 2 % over
- * not). */
+ * plan, in order only by 2 % over the one of those two chosen, leaving
+ * late only by 2 % over not). */
 Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   const shape_t sh = {.min_size = 64 * KiB, .max_size = 4 * MiB,
                       .transient = 1};

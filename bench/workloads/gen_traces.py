@@ -18,6 +18,13 @@ fp32 sizes and compute times from FLOP counts at a modelled device speed
   oddsizes.trace      a chain of steps over chunks of awkward sizes: just
                       above powers of two, 768x768 fp32, 1.125/1.5/3 MiB,
                       odd multiples of 512, small beside large
+  vgg16.trace         VGG-16 training at 224^2, batch 32, SGD with
+                      momentum: large activations first, a 411 MB fully
+                      connected layer last
+  llama-decode.trace  one decoding step of a 7B decoder in fp16 (32
+                      layers, d 4096, batch 8): every weight read once,
+                      each layer's 2048-token key-value cache read and
+                      written, next to no compute
 """
 import os
 import random
@@ -261,8 +268,83 @@ def oddsizes():
     return t
 
 
+def vgg16():
+    b = 32
+    t = Trace("vgg16-224-b32-train")
+    x = t.chunk(b * 3 * 224 * 224 * F4, "input", True)
+    layers = []  # (weight, grad, momentum, in, flops); no weight: a pool
+    y, c, hw = x, 3, 224
+    for i, cout in enumerate((64, 64, "M", 128, 128, "M", 256, 256, 256, "M",
+                              512, 512, 512, "M", 512, 512, 512, "M")):
+        if cout == "M":
+            hw //= 2
+            out = t.chunk(b * c * hw * hw * F4, f"pool{i}.out")
+            flops = 4 * b * c * hw * hw
+            t.step(flops, f"pool{i}", ("r", y), ("w", out))
+            layers.append((None, None, None, y, flops))
+            y = out
+            continue
+        wbytes = c * cout * 9 * F4
+        w, g, m = (t.chunk(wbytes, f"conv{i}.{k}", True)
+                   for k in ("w", "w.grad", "w.momentum"))
+        out = t.chunk(b * cout * hw * hw * F4, f"conv{i}.out")
+        flops = 2 * b * c * cout * 9 * hw * hw
+        t.step(flops, f"conv{i}", ("r", y), ("r", w), ("w", out))
+        layers.append((w, g, m, y, flops))
+        y, c = out, cout
+    for i, (fin, fout) in enumerate(((25088, 4096), (4096, 4096),
+                                     (4096, 1000))):
+        w, g, m = (t.chunk(fin * fout * F4, f"fc{i}.{k}", True)
+                   for k in ("w", "w.grad", "w.momentum"))
+        out = t.chunk(b * fout * F4, f"fc{i}.out")
+        flops = 2 * b * fin * fout
+        t.step(flops, f"fc{i}", ("r", y), ("r", w), ("w", out))
+        layers.append((w, g, m, y, flops))
+        y = out
+    dy = t.chunk(t.chunks[y][1], "loss.grad")
+    t.step(1e6, "loss", ("r", y), ("w", dy))
+    for w, g, m, inp, flops in reversed(layers):
+        din = t.chunk(t.chunks[inp][1], "in.grad")
+        if w is None:
+            t.step(flops, "pool.bwd", ("r", dy), ("r", inp), ("w", din))
+        else:
+            t.step(2 * flops, "bwd", ("r", dy), ("r", inp), ("r", w),
+                   ("rw", g), ("w", din))
+        dy = din
+    for w, g, m, inp, flops in layers:
+        if w is not None:
+            t.step(6 * t.chunks[w][1] // F4, "sgd", ("rw", w), ("r", g),
+                   ("rw", m))
+    return t
+
+
+def llama_decode():
+    layers, d, ff, b, ctx, F2 = 32, 4096, 11008, 8, 2048, 2
+    t = Trace("llama7b-decode-b8-ctx2048")
+    x = t.chunk(b * d * F2, "token")
+    t.step(1e5, "embed", ("w", x))
+    for i in range(layers):
+        attn = t.chunk(4 * d * d * F2, f"l{i}.attn.w", True)
+        mlp = t.chunk(3 * d * ff * F2, f"l{i}.mlp.w", True)
+        kv = t.chunk(2 * b * ctx * d * F2, f"l{i}.kv", True)
+        a = t.chunk(b * d * F2, f"l{i}.attn.out")
+        y = t.chunk(b * d * F2, f"l{i}.out")
+        t.step(2 * b * 4 * d * d + 4 * b * ctx * d, f"l{i}.attn", ("r", x),
+               ("r", attn), ("rw", kv), ("w", a))
+        t.step(2 * b * 3 * d * ff, f"l{i}.mlp", ("r", a), ("r", mlp),
+               ("w", y))
+        x = y
+    head = t.chunk(32000 * d * F2, "lm_head.w", True)
+    logits = t.chunk(b * 32000 * F4, "logits")
+    t.step(2 * b * 32000 * d, "lm_head", ("r", x), ("r", head),
+           ("w", logits))
+    t.step(1e5, "sample", ("r", logits))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
-             "stream": stream, "random4k": random4k, "oddsizes": oddsizes}
+             "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
+             "vgg16": vgg16, "llama-decode": llama_decode}
 
 
 def main():

@@ -40,10 +40,10 @@ lms_status_t lms__report_run(const lms__workload_t *w,
   lms__opts_t o;
   lms__report_run_opts(&o, base, link, capacity, policy);
   if (tl != NULL && iterations == LMS__REPLAY_SETTLE) {
-    /* A timeline needs to know the last iteration: the replay that
+    /* A timeline needs to know the iteration measured: the replay that
      * settles says which, and the simulated device repeats it exactly. */
     LMS_CHECK(lms__replay_run(w, &o, iterations, 0, out, err));
-    iterations = out->iterations;
+    iterations = out->measured + 1;
   }
   if (tl != NULL)
     return lms__replay_run_timeline(w, &o, iterations, tl, out, err);

@@ -113,18 +113,22 @@
  * starts before the first step of the room of any copy in whose use
  * comes earlier (each copy's room as the decision gave it, or where this
  * rule moved it); moving a copy later only shortens the room it holds,
- * so nothing else changes.  Copies in then queue by their use, as the link should
- * run them, and the optimiser's state comes in during the optimiser,
- * behind the last of backward's: settled, 341.3 and 344.2 ms by turns
- * (1.244; over nvlink2 331.3 ms on trial against 301.0, ResNet-50 at 4x
- * over pcie5 85.6 against 81.3).  It loses where the link had idle time
- * the early copy used: ResNet-50 at 2x over pcie5, 56.6 ms against 57.4
- * on trial, its optimiser's copies in now waiting behind backward's last
- * with no compute left to hide them.  So the spread plan is timed both
- * ways (Note [Ways to look ahead, measured] in plan.c).
- * Order is by use within one period unrolled from step 0 (a copy in for
- * the next period's first steps queues after this period's last).  O(1)
- * a copy in (bench/results/2026-11-25-sim-copies-in-order.md). */
+ * so nothing else changes.  Copies in then queue by their use, as the
+ * link should run them, and the optimiser's state comes in during the
+ * optimiser, behind the last of backward's: settled, 341.3 and 344.2 ms
+ * by turns (1.244; on trial over nvlink2 331.3 ms against 303.0, and
+ * ResNet-50 at 4x over pcie5 85.6 against 81.3).  It loses where the
+ * link had idle time the early copy used: ResNet-50 at 2x over pcie5,
+ * 56.6 ms against 57.4 on trial, its optimiser's copies in now waiting
+ * behind backward's last with no compute left to hide them.  So the
+ * spread plan is timed both ways (Note [Ways to look ahead, measured] in
+ * plan.c).  Order is by use within one period unrolled from step 0: a
+ * copy in for a chunk's first use in the period serves the next
+ * period's, and is ordered after every copy in for this period's uses;
+ * issued early in the next period, it may queue behind a copy for a
+ * later use issued before it.  Copies used at one step are not held
+ * back for each other.  O(1) a copy in
+ * (bench/results/2026-11-25-sim-copies-in-order.md). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -369,15 +373,18 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   /* Each fetch, in order of use, starts from the step after the last one
    * inside its reach with no room for it; in order (Note [Copies in by
    * their use]), not before the room of a fetch of an earlier use. */
-  uint32_t after = 0; /* in order: the latest room so far, on the doubled
-                         timeline, never past an end - 1 */
+  /* In order: the latest room of the fetches of earlier uses (after)
+   * and of those so far (next), on the doubled timeline; after is never
+   * past this fetch's end - 1. */
+  uint32_t after = 0, next = 0;
   for (uint32_t g = 0; g < nf; g++) {
     const gap_t *x = &gaps[g];
     uint32_t lo = x->start + 1, from = x->room;
     if (x->end - lo > reach) lo = x->end - reach;
+    if (g > 0 && x->end != gaps[g - 1].end) after = next;
     if (in->in_order && lo < after) lo = after;
     if (from < lo) from = lo; /* its room from x->room holds from lo too */
-    if (in->in_order && from > after) after = from;
+    if (from > next) next = from;
     if (lo < from) {
       uint32_t full = circ_last_above(&t, p, lo, from, cap - (int64_t)x->size);
       uint32_t at = full == UINT32_MAX ? lo : full + 1;

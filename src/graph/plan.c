@@ -397,7 +397,7 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * spread plan bringing chunks in by their use (Note [Copies in by their
  * use] in ahead.c), then the plan (last, so that where it is kept nothing
  * changes; a plan that cannot be built for want of memory is skipped, and
- * if none can, the window is kept), then the fastest of the plans leaving
+ * if none can, the window is kept), then the plan chosen of them leaving
  * its dirty chunks late (Note [Leaving late]).  A plan is kept only if
  * its last timed iteration was 2 % faster than the window's (more than
  * the 1 % either may still move), the spread plan only if 2 % faster
@@ -472,7 +472,7 @@ static void trial_decide(lms__plan_t *p) {
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
           "with the period's plan, %.3f ms with the spread plan, %.3f ms "
           "with it bringing chunks in by their use and %.3f ms with the "
-          "fastest of them leaving dirty chunks late: the %s%s%s looks "
+          "one chosen of them leaving dirty chunks late: the %s%s%s looks "
           "ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6,
@@ -481,7 +481,7 @@ static void trial_decide(lms__plan_t *p) {
           p->planned && p->late ? " leaving late" : "");
 }
 
-/* Note [Leaving late]: the fastest plan again, its dirty chunks left until
+/* Note [Leaving late]: the plan chosen again, its dirty chunks left until
  * their room is needed; with no plan timed the trial ends. */
 static void trial_late_start(lms__plan_t *p) {
   int spread, order;

@@ -93,6 +93,7 @@ int lms__replay_steady(const lms__replay_result_t *r, int first) {
   if (it + 1 < LMS__REPLAY_SETTLE_MIN || first < 0 || first > it) return -1;
   const lms__replay_iter_t *i = r->iter;
   if (settled(&i[it - 1], &i[it])) return it;
+  if (first < 1) first = 1; /* turns are of iterations after the first */
   if (it - 3 < first || !settled(&i[it - 2], &i[it]) ||
       !settled(&i[it - 3], &i[it - 1]))
     return -1;
@@ -105,7 +106,7 @@ int lms__replay_steady(const lms__replay_result_t *r, int first) {
  * iterations 12 to 32) is measured by the iteration of median time among
  * its last eight, a whole iteration whose bytes and time go together,
  * rather than by wherever the swing stopped. */
-lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *out) {
+int lms__replay_median_index(const lms__replay_result_t *out) {
   enum { LAST = 8 };
   int n = out->iterations < LAST ? out->iterations : LAST;
   int idx[LAST];
@@ -118,7 +119,11 @@ lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *out) {
       idx[j] = idx[j - 1];
       idx[j - 1] = t;
     }
-  return out->iter[idx[(n - 1) / 2]];
+  return idx[(n - 1) / 2];
+}
+
+lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *out) {
+  return out->iter[lms__replay_median_index(out)];
 }
 
 /* The one replay loop; tl, when given, records the last iteration. */
@@ -339,8 +344,9 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
       break;
     }
   }
-  out->last = out->iter[measured >= 0 ? measured : out->iterations - 1];
-  if (out->settled == 0) out->last = lms__replay_median_of_last(out);
+  out->measured = measured >= 0 ? measured : out->iterations - 1;
+  if (out->settled == 0) out->measured = lms__replay_median_index(out);
+  out->last = out->iter[out->measured];
   out->h2d_gbps = ctx->opts.link.h2d_gbps;
   out->d2h_gbps = ctx->opts.link.d2h_gbps;
   {

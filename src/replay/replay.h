@@ -69,11 +69,15 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               char *err);
 
 typedef struct lms__replay_result {
-  int iterations;           /* run, the last measured */
-  int settled;              /* settle mode: 1 if the last two agreed, 0 if
-                               not; -1 for a fixed number */
+  int iterations;           /* run */
+  int settled;              /* settle mode: 1 if they settled (Note [A
+                               settled iteration] in replay.c), 0 if not;
+                               -1 for a fixed number */
+  int measured;             /* the index of the iteration measured: the
+                               last, or as Note [A settled iteration]
+                               says */
   lms__replay_iter_t iter[LMS__REPLAY_MAX_ITERS];
-  lms__replay_iter_t last;  /* the measured (last) iteration */
+  lms__replay_iter_t last;  /* the measured iteration, iter[measured] */
   double h2d_gbps, d2h_gbps;
   uint64_t overlap_bound_ns; /* max(compute, h2d bytes / rate, d2h / rate) */
   lms__lower_bound_t lower;  /* no policy does better (lms__lower_bound) */
@@ -150,7 +154,9 @@ lms_status_t lms__replay_calibrate(lms__workload_t *w, const lms__opts_t *opts,
 int lms__replay_steady(const lms__replay_result_t *r, int first);
 
 /* The iteration of median time among the last eight of r's (Note [A
- * settled iteration] in replay.c): what an unsettled run reports. */
+ * settled iteration] in replay.c): what an unsettled run reports; its
+ * index. */
+int lms__replay_median_index(const lms__replay_result_t *r);
 lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *r);
 
 #endif
