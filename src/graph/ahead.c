@@ -115,11 +115,11 @@
  * rule moved it); moving a copy later only shortens the room it holds,
  * so nothing else changes.  Copies in then queue by their use, as the
  * link should run them, and the optimiser's state comes in during the
- * optimiser, behind the last of backward's: settled, 341.3 and 344.2 ms
- * by turns (1.244; on trial over nvlink2 331.3 ms against 303.0, and
- * ResNet-50 at 4x over pcie5 85.6 against 81.3).  It loses where the
+ * optimiser, behind the last of backward's: settled, 341.0 and 343.9 ms
+ * by turns (1.243; on trial over nvlink2 331.3 ms against 304.7, and
+ * ResNet-50 at 4x over pcie5 85.6 against 81.1).  It loses where the
  * link had idle time the early copy used: ResNet-50 at 2x over pcie5,
- * 56.6 ms against 57.4 on trial, its optimiser's copies in now waiting
+ * 56.6 ms against 57.7 on trial, its optimiser's copies in now waiting
  * behind backward's last with no compute left to hide them.  So the
  * spread plan is timed both ways (Note [Ways to look ahead, measured] in
  * plan.c).  Order is by use within one period unrolled from step 0: a

@@ -72,10 +72,10 @@ static unsigned acquire_flags(unsigned access) {
  * LMS__REPLAY_SETTLE_MAX, after which the result says it did not settle.
  * A steady state may also take turns between two iterations: GPT-2
  * medium's training at 2x over pcie5, with the spread plan bringing
- * chunks in by their use, alternates between 341.3 and 344.2 ms for good
- * (what one iteration leaves in the device cache's blocks shapes the
- * next).  So four iterations after the trial, each agreeing with the one
- * two before it, are settled too, and the slower of the last two is
+ * chunks in by their use, alternates between 341.0 and 343.9 ms for good
+ * (the same bytes; backward waits longer in one).  So four iterations
+ * after the trial and after the first, each agreeing with the one two
+ * before it, are settled too, and the slower of the last two is
  * measured. */
 static int close_to(uint64_t a, uint64_t b) {
   uint64_t hi = a > b ? a : b, lo = a > b ? b : a;
