@@ -111,7 +111,7 @@ sys.exit(0 if r["ahead"] != "window" and r["leaves_late"] else 1)' \
   # training at 2x over pcie5, where a copy in queued as soon as room
   # allows holds up backward's own behind the optimiser's state; its
   # trial keeps the spread plan bringing chunks in by their use (343.9 ms
-  # against 366.3 with the window: bench/results/
+  # against 366.3 with the window at ad20b72: bench/results/
   # 2026-11-25-sim-copies-in-order.md).
   if "$lms" sim "$dir/gpt2-medium.trace" --capacities 8430083072B \
        --links pcie5 --policies schedule --json "$dir/gpt2.json" \

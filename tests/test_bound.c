@@ -752,6 +752,8 @@ Test(settle, an_unsettled_run_reports_its_median_iteration) {
       }
     lms__replay_iter_t got = lms__replay_median_of_last(&r);
     cr_assert(eq(u64, got.time_ns, t[(m - 1) / 2]), "n %d", n);
+    cr_assert(eq(u64, r.iter[lms__replay_median_index(&r)].time_ns,
+                 got.time_ns), "n %d", n);
     /* The same iteration's bytes, and one of the last eight. */
     int k = (int)got.bytes_h2d;
     cr_assert(ge(int, k, n - m), "n %d", n);
@@ -823,6 +825,7 @@ Test(settle, runs_until_two_iterations_agree) {
   double dt = (double)a->time_ns / (double)b->time_ns - 1.0;
   cr_assert(le(dbl, dt < 0 ? -dt : dt, 0.005));
   cr_assert(eq(u64, b->time_ns, r.iter[r.iterations - 1].time_ns));
+  cr_assert(eq(int, r.measured, r.iterations - 1));
   /* The iteration before the one that agreed did not agree with its own
    * predecessor, or the replay would have stopped there. */
   if (r.iterations > LMS__REPLAY_SETTLE_MIN) {

@@ -4,7 +4,7 @@
     bench/workloads/gen_traces.py OUTDIR
 
 Each is a shape of a program people run, from its architecture, with
-fp32 sizes and compute times from FLOP counts at a modelled device speed
+fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modelled device speed
 (TFLOPS below); none is fitted to anything lms prints:
 
   gpt2-medium.trace   a GPT-2 medium training step (24 layers, d 1024,
@@ -22,9 +22,11 @@ fp32 sizes and compute times from FLOP counts at a modelled device speed
                       momentum: large activations first, a 411 MB fully
                       connected layer last
   llama-decode.trace  one decoding step of a 7B decoder in fp16 (32
-                      layers, d 4096, batch 8): every weight read once,
-                      each layer's 2048-token key-value cache read and
-                      written, next to no compute
+                      layers, d 4096, batch 8): every layer's weights and
+                      the output head read once, each layer's 2048-token
+                      key-value cache read and written (appending a
+                      token dirties the whole tensor, as the runtime sees
+                      it), next to no compute
 """
 import os
 import random

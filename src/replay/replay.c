@@ -73,7 +73,7 @@ static unsigned acquire_flags(unsigned access) {
  * A steady state may also take turns between two iterations: GPT-2
  * medium's training at 2x over pcie5, with the spread plan bringing
  * chunks in by their use, alternates between 341.0 and 343.9 ms for good
- * (the same bytes; backward waits longer in one).  So four iterations
+ * (the same bytes each way).  So four iterations
  * after the trial and after the first, each agreeing with the one two
  * before it, are settled too, and the slower of the last two is
  * measured. */
