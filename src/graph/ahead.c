@@ -372,10 +372,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   if (in->spread) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
    * inside its reach with no room for it; in order (Note [Copies in by
-   * their use]), not before the room of a fetch of an earlier use. */
-  /* In order: the latest room of the fetches of earlier uses (after)
-   * and of those so far (next), on the doubled timeline; after is never
-   * past this fetch's end - 1. */
+   * their use]), not before `after`, the latest room of the fetches of
+   * strictly earlier uses (`next`: of those so far), on the doubled
+   * timeline and never past this fetch's end - 1. */
   uint32_t after = 0, next = 0;
   for (uint32_t g = 0; g < nf; g++) {
     const gap_t *x = &gaps[g];

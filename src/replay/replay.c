@@ -122,10 +122,6 @@ int lms__replay_median_index(const lms__replay_result_t *out) {
   return idx[(n - 1) / 2];
 }
 
-lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *out) {
-  return out->iter[lms__replay_median_index(out)];
-}
-
 /* The one replay loop; tl, when given, records the last iteration. */
 static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
                            int iterations, int declare, lms__replay_hook_t hook,

@@ -157,6 +157,5 @@ int lms__replay_steady(const lms__replay_result_t *r, int first);
  * settled iteration] in replay.c): what an unsettled run reports; its
  * index. */
 int lms__replay_median_index(const lms__replay_result_t *r);
-lms__replay_iter_t lms__replay_median_of_last(const lms__replay_result_t *r);
 
 #endif
