@@ -535,27 +535,49 @@ static double chain_at(const lms__workload_t *w, uint64_t capacity,
   return sum;
 }
 
+/* A case of the chain tests: a random program of n steps, its capacity
+ * (total / 2-4 of its chunks' bytes when tight, else total less 1/4-1/8),
+ * the links' rates, its bound and each step's bytes (step_bytes, freed
+ * by the caller). */
+typedef struct chain_case {
+  lms__workload_t w;
+  uint64_t cap, *step_bytes;
+  double ri, ro;
+  lms__lower_bound_t b;
+} chain_case_t;
+
+static void chain_case(chain_case_t *c, uint64_t *rng, int trial, int n,
+                       int tight) {
+  uint64_t total = random_program(&c->w, rng, n, 0);
+  if (trial % 2) lms__wl_mark_dead(&c->w, NULL);
+  c->cap = tight ? total / (2 + (uint64_t)trial % 3)
+                 : total - total / (4 + (uint64_t)trial % 5);
+  if (c->cap < lms__wl_max_step_bytes(&c->w))
+    c->cap = lms__wl_max_step_bytes(&c->w);
+  c->ri = 1.0 + (double)(trial % 3);
+  c->ro = 1.0 + (double)(trial % 2);
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__lower_bound(&c->w, c->cap, c->ri, c->ro, 0.0, &c->b,
+                                     err), LMS_OK), "%s", err);
+  c->step_bytes = calloc((size_t)n, sizeof *c->step_bytes);
+  for (int st = 0; st < n; st++)
+    for (uint32_t k = 0; k < c->w.steps[st].nrefs; k++)
+      c->step_bytes[st] +=
+          c->w.chunks[c->w.refs[c->w.steps[st].first_ref + k].chunk].size;
+}
+
 Test(bound, chain_matches_its_definition) {
   /* Random programs of at most 12 steps: every set of two cuts or more. */
   uint64_t rng = 0xc4a1;
   int above_cuts = 0;
   for (int trial = 0; trial < 40; trial++) {
-    lms__workload_t w;
+    chain_case_t cc;
     int n = 4 + (int)(lms_test_next(&rng) % 9);
-    uint64_t total = random_program(&w, &rng, n, 0);
-    if (trial % 2) lms__wl_mark_dead(&w, NULL);
-    uint64_t cap = total / (2 + (uint64_t)trial % 3);
-    if (cap < lms__wl_max_step_bytes(&w)) cap = lms__wl_max_step_bytes(&w);
-    double ri = 1.0 + (double)(trial % 3), ro = 1.0 + (double)(trial % 2);
-    lms__lower_bound_t b;
-    char err[LMS__ERRBUF];
-    cr_assert(eq(int, lms__lower_bound(&w, cap, ri, ro, 0.0, &b, err), LMS_OK),
-              "%s", err);
-    uint64_t *step_bytes = calloc((size_t)n, sizeof *step_bytes);
-    for (int st = 0; st < n; st++)
-      for (uint32_t k = 0; k < w.steps[st].nrefs; k++)
-        step_bytes[st] +=
-            w.chunks[w.refs[w.steps[st].first_ref + k].chunk].size;
+    chain_case(&cc, &rng, trial, n, 1);
+    lms__workload_t w = cc.w;
+    lms__lower_bound_t b = cc.b;
+    uint64_t cap = cc.cap, *step_bytes = cc.step_bytes;
+    double ri = cc.ri, ro = cc.ro;
     double want = 0;
     int want_k = 0;
     for (uint32_t set = 0; set < (1u << n); set++) {
@@ -584,6 +606,48 @@ Test(bound, chain_matches_its_definition) {
   }
   /* Some chains of four cuts or more gave more than two or three could. */
   cr_assert(gt(int, above_cuts, 0));
+}
+
+/* Past CHAIN_MAX (640) steps the chain takes its cuts among the pairs'
+ * candidates only (Note [A chain of cuts] in replay/cuts.c), a branch the
+ * definition above, counting every set of cuts, cannot reach.  What it
+ * reports must still be a chain worth what it says: the cuts it names,
+ * counted from the definition, give its value. */
+Test(bound, a_long_chain_is_worth_its_cuts) {
+  uint64_t rng = 0x10ca1;
+  int checked = 0;
+  for (int trial = 0; trial < 12; trial++) {
+    chain_case_t cc;
+    int n = 660 + (int)(lms_test_next(&rng) % 200);
+    chain_case(&cc, &rng, trial, n, 0);
+    lms__lower_bound_t b = cc.b;
+    cr_assert(le(u64, b.chain_ns, b.time_ns));
+    cr_log_info("trial %d: %d steps, a chain of %u cuts", trial, n,
+                b.chain_ncuts);
+    if (b.chain_ncuts < 2 || b.chain_ncuts > LMS__CHAIN_SHOWN) {
+      free(cc.step_bytes);
+      lms__wl_free(&cc.w);
+      continue;
+    }
+    int64_t cut[LMS__CHAIN_SHOWN];
+    for (uint32_t i = 0; i < b.chain_ncuts; i++) {
+      cut[i] = b.chain_steps[i];
+      cr_assert(lt(i64, cut[i], n));
+      if (i > 0) cr_assert(gt(i64, cut[i], cut[i - 1]), "trial %d", trial);
+    }
+    double want = chain_at(&cc.w, cc.cap, cc.step_bytes, cut,
+                           (int)b.chain_ncuts, cc.ri, cc.ro);
+    free(cc.step_bytes);
+    double got = (double)b.chain_ns;
+    cr_assert(got <= want + 1.0 && got >= want - 1.0,
+              "trial %d (%d steps): chain %llu of %u cuts, its cuts by "
+              "definition %.1f", trial, n, (unsigned long long)b.chain_ns,
+              b.chain_ncuts, want);
+    checked++;
+    lms__wl_free(&cc.w);
+  }
+  /* Chains short enough to name whole were found and checked. */
+  cr_assert(gt(int, checked, 3));
 }
 
 /* ---- Never above any policy ------------------------------------------ */
@@ -662,63 +726,69 @@ Test(bound, never_above_a_policy_on_the_builtins, .timeout = 600) {
   }
 }
 
+/* A program whose chunks are each written first in an iteration, two a
+ * step, then used at random over `nsteps` steps; its capacity as a
+ * --gpu-limit in `limit`. */
+enum { NEVER_NC = 24 };
+static void never_above_program(lms__workload_t *w, uint64_t *rng, int trial,
+                                int nsteps, char limit[32]) {
+  char name[32];
+  snprintf(name, sizeof name, "random-%d", trial);
+  lms__wl_init(w, name);
+  uint64_t total = 0;
+  for (int c = 0; c < NEVER_NC; c++) {
+    uint64_t size = (1 + lms_test_next(rng) % 64) * 64 * 1024;
+    uint32_t id;
+    int transient = (int)(lms_test_next(rng) % 3 == 0);
+    cr_assert(eq(int, lms__wl_add_chunk(w, size, transient, "c", &id),
+                 LMS_OK));
+    total += size;
+  }
+  int seen[NEVER_NC] = {0};
+  for (int c = 0; c < NEVER_NC; c += 2) {
+    cr_assert(eq(int, lms__wl_add_step(w, 50000, "init"), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, (uint32_t)c, LMS_ACCESS_WRITE),
+                 LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, (uint32_t)c + 1, LMS_ACCESS_WRITE),
+                 LMS_OK));
+    seen[c] = seen[c + 1] = 1;
+  }
+  for (int s = 0; s < nsteps; s++) {
+    cr_assert(eq(int, lms__wl_add_step(w, 20000 + lms_test_next(rng) % 400000,
+                                       "s"), LMS_OK));
+    int k = 1 + (int)(lms_test_next(rng) % 3);
+    int used[NEVER_NC] = {0};
+    for (int j = 0; j < k; j++) {
+      int c = (int)(lms_test_next(rng) % NEVER_NC);
+      if (used[c]) continue;
+      used[c] = 1;
+      unsigned acc;
+      if (w->chunks[c].transient && !seen[c]) acc = LMS_ACCESS_WRITE;
+      else acc = (unsigned[]){LMS_ACCESS_READ, LMS_ACCESS_WRITE,
+                              LMS_ACCESS_RW}[lms_test_next(rng) % 3];
+      if (!w->chunks[c].transient && !seen[c] && acc == LMS_ACCESS_READ)
+        acc = LMS_ACCESS_RW;
+      seen[c] = 1;
+      cr_assert(eq(int, lms__wl_add_ref(w, (uint32_t)c, acc), LMS_OK));
+    }
+  }
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__wl_validate(w, err), LMS_OK), "%s", err);
+  /* Some with bytes dead after their last use, as the replay of a
+   * program that discards them sees them. */
+  if (trial % 3 == 2) lms__wl_mark_dead(w, NULL);
+  uint64_t step = lms__wl_max_step_bytes(w);
+  uint64_t cap = total / (2 + (uint64_t)trial % 4);
+  if (cap < step + step / 8) cap = step + step / 8;
+  snprintf(limit, 32, "%lluB", (unsigned long long)cap);
+}
+
 Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
   uint64_t rng = 0xb0b0;
   for (int trial = 0; trial < 40; trial++) {
     lms__workload_t w;
-    char name[32];
-    snprintf(name, sizeof name, "random-%d", trial);
-    lms__wl_init(&w, name);
-    enum { NC = 24 };
-    uint64_t total = 0;
-    for (int c = 0; c < NC; c++) {
-      uint64_t size = (1 + lms_test_next(&rng) % 64) * 64 * 1024;
-      uint32_t id;
-      int transient = (int)(lms_test_next(&rng) % 3 == 0);
-      cr_assert(eq(int, lms__wl_add_chunk(&w, size, transient, "c", &id),
-                   LMS_OK));
-      total += size;
-    }
-    /* Every chunk is written first in each iteration, two a step, then
-     * used at random. */
-    int seen[NC] = {0};
-    for (int c = 0; c < NC; c += 2) {
-      cr_assert(eq(int, lms__wl_add_step(&w, 50000, "init"), LMS_OK));
-      cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c, LMS_ACCESS_WRITE),
-                   LMS_OK));
-      cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c + 1, LMS_ACCESS_WRITE),
-                   LMS_OK));
-      seen[c] = seen[c + 1] = 1;
-    }
-    for (int s = 0; s < 40; s++) {
-      cr_assert(eq(int, lms__wl_add_step(&w, 20000 + lms_test_next(&rng) % 400000,
-                                         "s"), LMS_OK));
-      int k = 1 + (int)(lms_test_next(&rng) % 3);
-      int used[NC] = {0};
-      for (int j = 0; j < k; j++) {
-        int c = (int)(lms_test_next(&rng) % NC);
-        if (used[c]) continue;
-        used[c] = 1;
-        unsigned acc;
-        if (w.chunks[c].transient && !seen[c]) acc = LMS_ACCESS_WRITE;
-        else acc = (unsigned[]){LMS_ACCESS_READ, LMS_ACCESS_WRITE,
-                                LMS_ACCESS_RW}[lms_test_next(&rng) % 3];
-        if (!w.chunks[c].transient && !seen[c] && acc == LMS_ACCESS_READ)
-          acc = LMS_ACCESS_RW;
-        seen[c] = 1;
-        cr_assert(eq(int, lms__wl_add_ref(&w, (uint32_t)c, acc), LMS_OK));
-      }
-    }
-    char err[LMS__ERRBUF];
-    cr_assert(eq(int, lms__wl_validate(&w, err), LMS_OK), "%s", err);
-    /* Some with bytes dead after their last use, as the replay of a
-     * program that discards them sees them. */
-    if (trial % 3 == 2) lms__wl_mark_dead(&w, NULL);
-    uint64_t step = lms__wl_max_step_bytes(&w);
-    uint64_t cap = total / (2 + (uint64_t)trial % 4);
-    if (cap < step + step / 8) cap = step + step / 8;
     char limit[32];
-    snprintf(limit, sizeof limit, "%lluB", (unsigned long long)cap);
+    never_above_program(&w, &rng, trial, 40, limit);
     check_never_above(&w, limit);
     lms__wl_free(&w);
   }
@@ -726,6 +796,29 @@ Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
    * bounds, so a policy was held to them too. */
   cr_assert(gt(int, by_cuts, 0));
   cr_log_info("the cuts or their chains decided %d bounds", by_cuts);
+}
+
+/* Past CHAIN_MAX steps the chain searches the pairs' candidates only
+ * (Note [A chain of cuts] in replay/cuts.c): held to every policy too. */
+Test(bound, never_above_a_policy_on_long_programs, .timeout = 600) {
+  uint64_t rng = 0x1009;
+  int chains = 0;
+  for (int trial = 0; trial < 4; trial++) {
+    lms__workload_t w;
+    char limit[32];
+    never_above_program(&w, &rng, trial, 700, limit);
+    cr_assert(gt(u32, w.nsteps, 640));
+    check_never_above(&w, limit);
+    lms__lower_bound_t b;
+    char err[LMS__ERRBUF];
+    uint64_t cap = strtoull(limit, NULL, 10);
+    cr_assert(eq(int, lms__lower_bound(&w, cap, 10.0, 10.0, 0.0, &b, err),
+                 LMS_OK), "%s", err);
+    chains += b.chain_ncuts >= 2;
+    lms__wl_free(&w);
+  }
+  /* The chain's branch for long programs ran. */
+  cr_assert(gt(int, chains, 0));
 }
 
 /* ---- Settled iterations (Note [A settled iteration] in replay.c) ------ */

@@ -204,7 +204,10 @@ static int by_best(const void *a, const void *b) {
  * pairs, as many as fit (22 at 1,000,000 references).  Where nothing need
  * be absent at any step there is no chain, as there are no cuts.  The
  * test bound::chain_matches_its_definition counts every set of cuts of
- * small random programs from this definition. */
+ * small random programs from this definition; past CHAIN_MAX steps,
+ * bound::a_long_chain_is_worth_its_cuts counts the cuts a chain names
+ * from it, and bound::never_above_a_policy_on_long_programs holds the
+ * bound to every policy. */
 #define CHAIN_MAX 640
 
 static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
