@@ -786,15 +786,21 @@ static void never_above_program(lms__workload_t *w, uint64_t *rng, int trial,
   snprintf(limit, 32, "%lluB", (unsigned long long)cap);
 }
 
-Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
-  uint64_t rng = 0xb0b0;
-  for (int trial = 0; trial < 40; trial++) {
+/* `trials` programs of `nsteps` random steps, each held to every policy
+ * (check_never_above). */
+static void never_above_programs(uint64_t seed, int trials, int nsteps) {
+  uint64_t rng = seed;
+  for (int trial = 0; trial < trials; trial++) {
     lms__workload_t w;
     char limit[32];
-    never_above_program(&w, &rng, trial, 40, limit);
+    never_above_program(&w, &rng, trial, nsteps, limit);
     check_never_above(&w, limit);
     lms__wl_free(&w);
   }
+}
+
+Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
+  never_above_programs(0xb0b0, 40, 40);
   /* The cuts (Note [Cuts around the cycle]) decided some of these
    * bounds, so a policy was held to them too. */
   cr_assert(gt(int, by_cuts, 0));
@@ -804,15 +810,7 @@ Test(bound, never_above_a_policy_on_random_programs, .timeout = 600) {
 /* Past CHAIN_MAX steps the chain searches the pairs' candidates only
  * (Note [A chain of cuts] in replay/cuts.c): held to every policy too. */
 Test(bound, never_above_a_policy_on_long_programs, .timeout = 600) {
-  /* 712 steps each: past CHAIN_MAX. */
-  uint64_t rng = 0x1009;
-  for (int trial = 0; trial < 4; trial++) {
-    lms__workload_t w;
-    char limit[32];
-    never_above_program(&w, &rng, trial, 700, limit);
-    check_never_above(&w, limit);
-    lms__wl_free(&w);
-  }
+  never_above_programs(0x1009, 4, 700); /* 712 steps: past CHAIN_MAX */
   /* The chain of the long branch, above the cuts and the split, was the
    * bound of some of these runs, so a policy was held to it. */
   cr_assert(gt(int, by_chain, 0));
