@@ -27,6 +27,10 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       key-value cache read and written (appending a
                       token dirties the whole tensor, as the runtime sees
                       it), next to no compute
+  dlrm.trace          a recommendation model's training step: eight
+                      embedding tables of 100-805 MB read in forward and
+                      updated in place in backward, small MLPs around
+                      them, lookups bound by device memory
 """
 import os
 import random
@@ -344,9 +348,85 @@ def llama_decode():
     return t
 
 
+def dlrm():
+    """A recommendation model's training step (DLRM's shape: a bottom and
+    a top MLP around the pairwise interaction of a dense vector with
+    pooled embeddings), batch 32768, eight embedding tables of 128-wide
+    fp32 rows, 20 lookups a sample, updated in place in backward with
+    row-wise Adagrad (one accumulator per row); the dense layers take
+    SGD.  Lookups are bound by device memory (HBM_BPS below), not FLOPs."""
+    b, dim, pool, HBM_BPS = 32768, 128, 20, 2e12
+    t = Trace("dlrm-8tables-b32768-train")
+    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS  # as FLOPs at TFLOPS
+    rows = (196613, 393221, 786433, 1572869, 131101, 524309, 1048583,
+            327689)  # odd row counts: 100-805 MB tables
+    tables = [(t.chunk(r * dim * F4, f"emb{i}", True),
+               t.chunk(r * F4, f"emb{i}.adagrad", True))
+              for i, r in enumerate(rows)]
+    dense = t.chunk(b * 13 * F4, "dense.in")
+    idx = [t.chunk(b * pool * 8, f"idx{i}") for i in range(len(rows))]
+    t.step(1e5, "load", ("w", dense), *(("w", x) for x in idx))
+    mlp = []  # (weight, grad, in, out, flops)
+    y = dense
+    for i, (fin, fout) in enumerate(((13, 512), (512, 256), (256, dim))):
+        w, g = (t.chunk(fin * fout * F4, f"bot{i}.{k}", True)
+                for k in ("w", "w.grad"))
+        out = t.chunk(b * fout * F4, f"bot{i}.out")
+        flops = 2 * b * fin * fout
+        t.step(flops, f"bot{i}", ("r", y), ("r", w), ("w", out))
+        mlp.append((w, g, y, out, flops))
+        y = out
+    pooled = []
+    for i, ((tab, _), x) in enumerate(zip(tables, idx)):
+        e = t.chunk(b * dim * F4, f"emb{i}.out")
+        t.step(mem(b * pool * dim * F4), f"emb{i}", ("r", x), ("r", tab),
+               ("w", e))
+        pooled.append(e)
+    nf = len(rows) + 1
+    zdim = nf * (nf - 1) // 2 + dim
+    z = t.chunk(b * zdim * F4, "interact.out")
+    t.step(2 * b * nf * nf * dim, "interact", ("r", y),
+           *(("r", e) for e in pooled), ("w", z))
+    top_in = z
+    top = []
+    for i, (fin, fout) in enumerate(((zdim, 1024), (1024, 1024),
+                                     (1024, 512), (512, 256), (256, 1))):
+        w, g = (t.chunk(fin * fout * F4, f"top{i}.{k}", True)
+                for k in ("w", "w.grad"))
+        out = t.chunk(b * fout * F4, f"top{i}.out")
+        flops = 2 * b * fin * fout
+        t.step(flops, f"top{i}", ("r", top_in), ("r", w), ("w", out))
+        top.append((w, g, top_in, out, flops))
+        top_in = out
+    dy = t.chunk(b * F4, "loss.grad")
+    t.step(1e5, "loss", ("r", top_in), ("w", dy))
+    for w, g, inp, out, flops in reversed(top):
+        din = t.chunk(t.chunks[inp][1], "in.grad")
+        t.step(2 * flops, "top.bwd", ("r", dy), ("r", inp), ("r", w),
+               ("w", g), ("w", din))
+        dy = din
+    dpooled = [t.chunk(b * dim * F4, f"emb{i}.grad") for i in range(len(rows))]
+    dbot = t.chunk(b * dim * F4, "bot.grad")
+    t.step(4 * b * nf * nf * dim, "interact.bwd", ("r", dy), ("r", y),
+           *(("r", e) for e in pooled), ("w", dbot),
+           *(("w", d) for d in dpooled))
+    for i, ((tab, acc), x, d) in enumerate(zip(tables, idx, dpooled)):
+        t.step(mem(3 * b * pool * dim * F4), f"emb{i}.update", ("r", d),
+               ("r", x), ("rw", tab), ("rw", acc))
+    dy = dbot
+    for w, g, inp, out, flops in reversed(mlp):
+        din = t.chunk(t.chunks[inp][1], "in.grad")
+        t.step(2 * flops, "bot.bwd", ("r", dy), ("r", inp), ("r", w),
+               ("w", g), ("w", din))
+        dy = din
+    for w, g, _, _, _ in mlp + top:
+        t.step(3 * t.chunks[w][1] // F4, "sgd", ("rw", w), ("r", g))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
-             "vgg16": vgg16, "llama-decode": llama_decode}
+             "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm}
 
 
 def main():
