@@ -348,6 +348,21 @@ def llama_decode():
     return t
 
 
+def dense_layers(t, b, name, shapes, y):
+    """Fully connected layers of (in, out) shapes on batch b from chunk y:
+    their (weight, grad, in, out, flops) and the last output."""
+    layers = []
+    for i, (fin, fout) in enumerate(shapes):
+        w, g = (t.chunk(fin * fout * F4, f"{name}{i}.{k}", True)
+                for k in ("w", "w.grad"))
+        out = t.chunk(b * fout * F4, f"{name}{i}.out")
+        flops = 2 * b * fin * fout
+        t.step(flops, f"{name}{i}", ("r", y), ("r", w), ("w", out))
+        layers.append((w, g, y, out, flops))
+        y = out
+    return layers, y
+
+
 def dlrm():
     """A recommendation model's training step (DLRM's shape: a bottom and
     a top MLP around the pairwise interaction of a dense vector with
@@ -366,16 +381,8 @@ def dlrm():
     dense = t.chunk(b * 13 * F4, "dense.in")
     idx = [t.chunk(b * pool * 8, f"idx{i}") for i in range(len(rows))]
     t.step(1e5, "load", ("w", dense), *(("w", x) for x in idx))
-    mlp = []  # (weight, grad, in, out, flops)
-    y = dense
-    for i, (fin, fout) in enumerate(((13, 512), (512, 256), (256, dim))):
-        w, g = (t.chunk(fin * fout * F4, f"bot{i}.{k}", True)
-                for k in ("w", "w.grad"))
-        out = t.chunk(b * fout * F4, f"bot{i}.out")
-        flops = 2 * b * fin * fout
-        t.step(flops, f"bot{i}", ("r", y), ("r", w), ("w", out))
-        mlp.append((w, g, y, out, flops))
-        y = out
+    mlp, y = dense_layers(t, b, "bot", ((13, 512), (512, 256), (256, dim)),
+                          dense)
     pooled = []
     for i, ((tab, _), x) in enumerate(zip(tables, idx)):
         e = t.chunk(b * dim * F4, f"emb{i}.out")
@@ -387,17 +394,9 @@ def dlrm():
     z = t.chunk(b * zdim * F4, "interact.out")
     t.step(2 * b * nf * nf * dim, "interact", ("r", y),
            *(("r", e) for e in pooled), ("w", z))
-    top_in = z
-    top = []
-    for i, (fin, fout) in enumerate(((zdim, 1024), (1024, 1024),
-                                     (1024, 512), (512, 256), (256, 1))):
-        w, g = (t.chunk(fin * fout * F4, f"top{i}.{k}", True)
-                for k in ("w", "w.grad"))
-        out = t.chunk(b * fout * F4, f"top{i}.out")
-        flops = 2 * b * fin * fout
-        t.step(flops, f"top{i}", ("r", top_in), ("r", w), ("w", out))
-        top.append((w, g, top_in, out, flops))
-        top_in = out
+    top, top_in = dense_layers(t, b, "top", ((zdim, 1024), (1024, 1024),
+                                            (1024, 512), (512, 256), (256, 1)),
+                               z)
     dy = t.chunk(b * F4, "loss.grad")
     t.step(1e5, "loss", ("r", top_in), ("w", dy))
     for w, g, inp, out, flops in reversed(top):
