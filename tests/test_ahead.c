@@ -119,10 +119,12 @@ static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
 }
 
 /* Case by case the plan or the spread plan (Note [Spread out]), each
- * with copies in by their use or not (Note [Copies in by their use]). */
+ * with copies in by their use or not (Note [Copies in by their use]),
+ * the plan deciding by end or by density (Note [Whole chunks kept]). */
 static void variant(lms__ahead_in_t *in, uint64_t *s) {
   in->spread = (int)rnd_in(s, 0, 1);
   in->in_order = (int)rnd_in(s, 0, 1);
+  in->dense = (int)rnd_in(s, 0, 1);
 }
 
 Test(ahead, plans_keep_within_the_room_and_the_gaps) {
@@ -231,6 +233,58 @@ Test(ahead, a_period_that_fits_moves_nothing) {
     for (uint32_t r = 0; r < w.nr; r++) cr_assert(eq(int, a.drop[r], 0));
     lms__ahead_free(&a);
   }
+}
+
+/* Note [Whole chunks kept]: a chunk B of 90 bytes read at steps 0 and 6
+ * of 7, and two of 20, A written at step 1 and read at 4 and C written at
+ * 2 and read at 5, with T of 1 byte at every step, under 111 bytes.  The
+ * gaps of A and C end first, so the order by end keeps both, and then B
+ * does not fit at step 2 (T, C, A and B: 131): it brings in 90 bytes and
+ * keeps 40.  By density B (18 bytes a step inside its gap, against their
+ * 10) is decided first and fits beside each step's own; A and C then do
+ * not: 40 bytes in, 90 kept, and C's copy in has no room at step 4 (B,
+ * T and A already fill it). */
+Test(ahead, by_density_a_large_chunk_stays_where_by_end_it_does_not) {
+  period_t w;
+  memset(&w, 0, sizeof w);
+  w.p = 7;
+  w.nk = 4;
+  uint64_t size[4] = {1, 90, 20, 20}; /* T, B, A, C */
+  uint8_t lives[4] = {1, 1, 0, 0};
+  memcpy(w.size, size, sizeof size);
+  memcpy(w.lives, lives, sizeof lives);
+  const unsigned R = LMS_ACCESS_READ, W = LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
+  struct { uint32_t step, key; unsigned acc; } refs[] = {
+      {0, 0, R}, {0, 1, R}, {1, 0, R}, {1, 2, W}, {2, 0, R}, {2, 3, W},
+      {3, 0, R}, {4, 0, R}, {4, 2, R}, {5, 0, R}, {5, 3, R}, {6, 0, R},
+      {6, 1, R}};
+  for (uint32_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+    w.step[i] = refs[i].step;
+    w.key[i] = refs[i].key;
+    w.acc[i] = refs[i].acc;
+  }
+  w.nr = sizeof refs / sizeof refs[0];
+  uint64_t in_bytes[2], kept[2], late[2];
+  uint8_t b_left[2];
+  for (int dense = 0; dense < 2; dense++) {
+    lms__ahead_in_t in = input(&w, 111, 7);
+    in.dense = dense;
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    in_bytes[dense] = a.fetch_bytes;
+    kept[dense] = a.kept_bytes;
+    late[dense] = a.late_fetches;
+    b_left[dense] = a.drop[1]; /* B's use at step 0 */
+    lms__ahead_free(&a);
+  }
+  cr_assert(eq(u64, in_bytes[0], 90));
+  cr_assert(eq(u64, kept[0], 40));
+  cr_assert(eq(u64, late[0], 0));
+  cr_assert(eq(int, b_left[0], 1));
+  cr_assert(eq(u64, in_bytes[1], 40));
+  cr_assert(eq(u64, kept[1], 90));
+  cr_assert(eq(u64, late[1], 1));
+  cr_assert(eq(int, b_left[1], 0));
 }
 
 /* m blocks, each read once a period at its own step, allocated once; of

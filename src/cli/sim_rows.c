@@ -117,7 +117,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           "\"demand_misses\": %llu, \"cache_hits\": %llu, "
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
           "\"schedule\": \"%s\", \"period\": %u, \"ahead\": \"%s\", "
-          "\"leaves_late\": %s, \"in_order\": %s, "
+          "\"leaves_late\": %s, \"in_order\": %s, \"trial_window_ns\": %llu, "
           "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
           "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
           "\"min_copies_d2h\": %llu, \"split_bound_ns\": %llu, "
@@ -141,6 +141,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)l->cache_hits, lms__replay_hit_rate(l),
           (unsigned long long)r->device_peak, r->schedule, r->period,
           r->ahead, r->late ? "true" : "false", r->order ? "true" : "false",
+          (unsigned long long)r->trial_window_ns,
           (unsigned long long)r->lower.time_ns,
           (unsigned long long)r->lower.h2d_bytes,
           (unsigned long long)r->lower.d2h_bytes,

@@ -45,7 +45,7 @@
  * if its chunk is dirty, its size out.  The order by end is optimal when
  * gaps may be kept in part, as in the bound; kept whole it can keep fewer
  * bytes than the best choice would (the bound's bytes, beside the plan's
- * in the sweep, say how many fewer). */
+ * in the sweep, say how many fewer; Note [Whole chunks kept]). */
 
 /* Note [Spread out]
  * The plan above counts bytes, not time: any choice of what stays that
@@ -128,7 +128,32 @@
  * issued early in the next period, it may queue behind a copy for a
  * later use issued before it.  Copies used at one step are not held
  * back for each other.  O(1) a copy in
- * (bench/results/2026-11-25-sim-copies-in-order.md). */
+ * (bench/results/2026-11-25-sim-copies-in-order.md).
+ *
+ * Note [Whole chunks kept]
+ * The order by end keeps the most bytes where gaps may be kept in part.
+ * Kept whole, the gaps decided first can leave a little too little room
+ * for a larger one, and where chunks are large beside the budget that
+ * costs much.  A recommendation model's training step at 2x (eight
+ * embedding tables of 67-805 MB, each read in forward and updated in
+ * backward, under 1.57 GiB): in the order by end the top MLP's
+ * activations stay, then the forward-to-update gaps of the tables that
+ * come first, and the 805 MB table has room for neither of its gaps; the
+ * plan brings in 3.89 GB an iteration.  Deciding first the gaps that
+ * hold the most bytes a step inside them (their size over the steps
+ * inside), the 805 MB table stays for good with the activations beside
+ * it: 3.78 GB.  Under the same rules (every gap kept whole or its copy
+ * in given room at the step before its use), the best of every subset
+ * of the 20 gaps of 50 MB or more kept, the smaller gaps then decided by
+ * end, brings in 3.58 GB (bench/workloads/whole_keep.py); the lower
+ * bound, which keeps parts, 2.71
+ * (bench/results/2026-11-28-sim-whole-chunks-kept.md).  Neither order
+ * is better everywhere (by density ResNet-50's plan at 2x brings in
+ * about 1 % more), and fewer bytes are not always less time, so the plan
+ * by density (`dense`) is a way of its own on trial (Note [Ways to look
+ * ahead, measured] in plan.c), tried where it brings in fewer bytes than
+ * the plan by end.  Its copies in are then ordered by end for step 4.
+ * Cost: a sort of the gaps, O(g log g). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -167,6 +192,16 @@ static int by_end(const void *a, const void *b) {
   if (x->end != y->end) return x->end < y->end ? -1 : 1;
   if (x->start != y->start) return x->start > y->start ? -1 : 1;
   return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Note [Whole chunks kept]: bytes a step held inside the gap, most
+ * first; ties by end. */
+static int by_density(const void *a, const void *b) {
+  const gap_t *x = a, *y = b;
+  double dx = (double)x->size / (double)(x->end - x->start - 1),
+         dy = (double)y->size / (double)(y->end - y->start - 1);
+  if (dx != dy) return dx > dy ? -1 : 1;
+  return by_end(a, b);
 }
 
 /* Positions [a, b) of the doubled timeline (b - a <= p) on the cycle. */
@@ -241,6 +276,15 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
   return nf;
 }
 
+/* Every gap undecided: nothing dropped, the room of the steps' own
+ * chunks alone. */
+static void undecide(lms__rt_t *t, const int64_t *occ, uint32_t nr,
+                     lms__ahead_t *out) {
+  memset(out->drop, 0, (size_t)nr);
+  out->kept_bytes = out->drop_bytes = out->late_fetches = 0;
+  lms__rt_build(t, occ);
+}
+
 #define TWO_BUFFER_PASSES 4 /* Note [Two buffers] */
 
 /* Note [Two buffers]: the copies in f (n of them) sent away first, each
@@ -301,9 +345,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   uint32_t *krefs = malloc(((size_t)nr + 1) * sizeof *krefs);
   gap_t *gaps = malloc(((size_t)nr + 1) * sizeof *gaps);
   uint32_t *issue = malloc(((size_t)nr + 1) * sizeof *issue);
-  /* The spread plan decides more than once: its order, kept. */
-  gap_t *order =
-      in->spread ? malloc(((size_t)nr + 1) * sizeof *order) : NULL;
+  /* The gaps in the order they are decided (the spread plan decides
+   * more than once). */
+  gap_t *order = malloc(((size_t)nr + 1) * sizeof *order);
   int64_t *occ = calloc(p, sizeof *occ);
   t.max = malloc(lms__rt_words(p) * sizeof *t.max);
   t.add = malloc(lms__rt_words(p) * sizeof *t.add);
@@ -312,7 +356,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   out->fetch_ref = malloc(((size_t)nr + 1) * sizeof *out->fetch_ref);
   lms_status_t st = LMS_ERR_HOST_OOM;
   if (!kfirst || !krefs || !gaps || !issue || !occ || !t.max || !t.add ||
-      (in->spread && !order) ||
+      !order ||
       !out->drop || !out->fetch_first || !out->fetch_ref)
     goto done;
   out->period = p;
@@ -351,8 +395,10 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
 
   int64_t cap = (int64_t)in->capacity;
   /* The fetched gaps go to the front of gaps[]. */
-  if (order != NULL) memcpy(order, gaps, (size_t)ng * sizeof *gaps);
-  uint32_t nf = decide(order ? order : gaps, ng, &t, cap, in, out, gaps);
+  memcpy(order, gaps, (size_t)ng * sizeof *gaps);
+  int dense = !in->spread && in->dense;
+  if (dense) qsort(order, ng, sizeof *order, by_density);
+  uint32_t nf = decide(order, ng, &t, cap, in, out, gaps);
   /* Note [Two buffers]: each pass gives the copies in of the one before
    * their second buffer, and decides the rest again; the copies in only
    * grow, so it ends when a pass adds none (or after TWO_BUFFER_PASSES). */
@@ -361,15 +407,13 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     /* Their uses, in issue[] until the issue steps are known. */
     for (uint32_t g = 0; g < nf; g++) issue[g] = gaps[g].end % p;
     qsort(issue, nf, sizeof *issue, by_u32);
-    memset(out->drop, 0, (size_t)nr);
-    out->kept_bytes = out->drop_bytes = out->late_fetches = 0;
-    lms__rt_build(&t, occ);
+    undecide(&t, occ, nr, out);
     two_buffers(gaps, nf, issue, &t, cap, reach, in, out);
     uint32_t more = decide(order, ng, &t, cap, in, out, gaps + nf);
     nf += more;
     if (more == 0) break;
   }
-  if (in->spread) qsort(gaps, nf, sizeof *gaps, by_end);
+  if (in->spread || dense) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
    * inside its reach with no room for it; in order (Note [Copies in by
    * their use]), not before `after`, the latest room of the fetches of

@@ -35,6 +35,10 @@ typedef struct lms__ahead_in {
   int in_order;              /* no copy in starts before one whose use
                                 comes earlier (Note [Copies in by their
                                 use] in ahead.c) */
+  int dense;                 /* without spread: the gaps are decided in
+                                order of the bytes they hold a step, most
+                                first, not by end (Note [Whole chunks
+                                kept] in ahead.c) */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {

@@ -177,7 +177,8 @@ typedef struct lms__plan_info {
   uint32_t period;      /* steps in the schedule; 0 if none yet */
   uint64_t steps;       /* step boundaries seen */
   uint64_t relearns;    /* times a learned schedule stopped matching */
-  const char *ahead;    /* what looks ahead now: "window", "plan" or
+  const char *ahead;    /* what looks ahead now: "window", "plan",
+                           "dense" (the plan deciding by density) or
                            "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
                            measured] in plan.c) */
@@ -187,6 +188,15 @@ typedef struct lms__plan_info {
                            once measured; else 0 */
   uint64_t trial_order_ns; /* the spread plan bringing chunks in by
                            their use, once measured; else 0 */
+  uint64_t trial_dense_ns; /* the plan deciding by density, once
+                           measured; else 0 (also where it brings in no
+                           less than the plan by end, and is not tried) */
+  uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
+                           each brought in, its iteration timed on trial
+                           (Note [Ties go to fewer bytes] in plan.c) */
+  uint64_t trial_spread_in, trial_order_in, trial_late_in;
+  uint64_t trial_late2_ns, trial_late2_in; /* the next fastest plan leaving
+                           dirty chunks late, where it was tried; else 0 */
   int late;             /* the plan looking ahead leaves dirty chunks
                            late (Note [Leaving late] in plan.c) */
   int order;            /* ... and brings chunks in by their use (Note
@@ -198,9 +208,10 @@ typedef struct lms__plan_info {
 /* For tests: 0 (the default) puts the window and the period's plans on
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
  * every schedule, 3 the spread plan, 4 and 5 the same leaving dirty chunks
- * late, 6 to 9 the same as 2 to 5 with copies in by their use (Notes
+ * late, 6 to 9 the same as 2 to 5 with copies in by their use, 10 the
+ * plan deciding by density and 11 that leaving dirty chunks late (Notes
  * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
- * by their use] in ahead.c). */
+ * by their use] and [Whole chunks kept] in ahead.c). */
 extern int lms__plan_force;
 /* For tests: nonzero makes every spread plan fail to build, as when host
  * memory runs out. */

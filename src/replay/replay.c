@@ -366,6 +366,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   snprintf(out->ahead, sizeof out->ahead, "%s", info.ahead);
   out->late = info.late;
   out->order = info.order;
+  out->trial_window_ns = info.trial_window_ns;
   out->period = info.period;
 
 done:

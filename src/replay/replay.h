@@ -85,12 +85,14 @@ typedef struct lms__replay_result {
   uint64_t budget;
   char schedule[16];         /* the planner's source at the end */
   char ahead[8];             /* what looked ahead at the end: "window",
-                                "plan" or "spread" */
+                                "plan", "dense" or "spread" */
   int late;                  /* whether that plan left dirty chunks late
                                 (Note [Leaving late] in graph/plan.c) */
   int order;                 /* ... and brought chunks in by their use
                                 (Note [Copies in by their use] in
                                 graph/ahead.c) */
+  uint64_t trial_window_ns;  /* the window's iteration on trial; 0: none
+                                (Note [Back to the window] there) */
   uint32_t period;
 } lms__replay_result_t;
 

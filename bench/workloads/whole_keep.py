@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""How many bytes a period's plan brings in, kept whole, three ways.
+
+Note [Whole chunks kept] in src/graph/ahead.c.  For one trace and one
+capacity (bytes), under the plan's rules: each step holds its own
+chunks; between two uses of a chunk (a gap) it is kept whole, holding its
+bytes at every step inside the gap, or it leaves, and if the second use
+reads it comes back with room at the step before that use; the plan
+holds at most the capacity less 1/64.  Prints the bytes brought in an
+iteration by:
+
+  end      the gaps decided in order of their end (the plan)
+  density  the gaps decided by size over the steps inside, most first
+           (the plan by density)
+  best     every subset of the gaps of at least --large bytes kept, the
+           smaller ones then decided by end: the best of those subsets
+
+Sizes are the trace's own (the runtime rounds large chunks to 512 bytes
+and counts a small one's share of its segment; neither moves these
+figures by more than a few bytes a chunk).  `best` tries 2^n subsets of
+the n large gaps and refuses more than 24.
+
+    whole_keep.py TRACE CAPACITY [--large BYTES]
+"""
+import argparse
+import sys
+
+
+def parse(path):
+    chunks, steps = {}, []
+    with open(path) as f:
+        for line in f:
+            t = line.split()
+            if not t or t[0].startswith("#"):
+                continue
+            if t[0] == "chunk":
+                chunks[int(t[1])] = (int(t[2]), t[3], t[4])
+            elif t[0] == "step":
+                steps.append([(r.split(":")[0], int(r.split(":")[1]))
+                              for r in t[3:]])
+    return chunks, steps
+
+
+def gaps_of(chunks, steps):
+    """(chunk, first step, second step (may be past the period), size,
+    whether the second use reads), for gaps with a step inside."""
+    n = len(steps)
+    uses = {}
+    for i, refs in enumerate(steps):
+        for mode, c in refs:
+            uses.setdefault(c, []).append((i, mode))
+    out = []
+    for c, u in uses.items():
+        size, _, kind = chunks[c]
+        pairs = list(zip(u, u[1:]))
+        if kind == "persistent":
+            pairs.append((u[-1], (u[0][0] + n, u[0][1])))
+        for (a, _), (b, mb) in pairs:
+            if b - a > 1:
+                out.append((c, a, b, size, mb in ("r", "rw")))
+    return out
+
+
+def decide(order, room, n, fixed=()):
+    """Bytes kept of gaps whose second use reads, deciding `order` after
+    the gaps in `fixed` (kept, or copied in where `fixed` says so)."""
+    room = room[:]
+    kept = 0
+    for g, keep in fixed:
+        inside = [t % n for t in range(g[1] + 1, g[2])]
+        if keep:
+            for t in inside:
+                room[t] -= g[3]
+            kept += g[3] if g[4] else 0
+        elif g[4]:
+            room[(g[2] - 1) % n] -= g[3]
+    if min(room) < 0:
+        return None
+    for g in order:
+        inside = [t % n for t in range(g[1] + 1, g[2])]
+        if all(room[t] >= g[3] for t in inside):
+            for t in inside:
+                room[t] -= g[3]
+            kept += g[3] if g[4] else 0
+        elif g[4]:
+            room[(g[2] - 1) % n] -= g[3]
+    return kept
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("capacity", type=int, help="bytes")
+    ap.add_argument("--large", type=int, default=50_000_000,
+                    help="gaps of at least this many bytes are searched "
+                         "whole in `best` (default 50000000)")
+    a = ap.parse_args()
+    if a.capacity <= 0:
+        sys.exit("whole_keep: the capacity must be a positive number of bytes")
+    chunks, steps = parse(a.trace)
+    n = len(steps)
+    cap = a.capacity - a.capacity // 64
+    own = [sum(chunks[c][0] for _, c in refs) for refs in steps]
+    room = [cap - o for o in own]
+    if min(room) < 0:
+        sys.exit("whole_keep: a step needs more than the capacity less 1/64")
+    gaps = gaps_of(chunks, steps)
+    need = sum(g[3] for g in gaps if g[4])
+    by_end = sorted(gaps, key=lambda g: (g[2], -g[1]))
+    dense = sorted(gaps, key=lambda g: (-g[3] / (g[2] - g[1] - 1), g[2], -g[1]))
+    print("end      %.3f GB in" % ((need - decide(by_end, room, n)) / 1e9))
+    print("density  %.3f GB in" % ((need - decide(dense, room, n)) / 1e9))
+    large = [g for g in by_end if g[3] >= a.large]
+    if len(large) > 24:
+        sys.exit("whole_keep: %d gaps of %d bytes or more; at most 24 are "
+                 "searched (raise --large)" % (len(large), a.large))
+    small = [g for g in by_end if g[3] < a.large]
+    best = None
+    for mask in range(1 << len(large)):
+        fixed = [(g, mask >> i & 1) for i, g in enumerate(large)]
+        k = decide(small, room, n, fixed)
+        if k is not None and (best is None or k > best):
+            best = k
+    print("best     %.3f GB in (every subset of the %d gaps of %d bytes or "
+          "more)" % ((need - best) / 1e9, len(large), a.large))
+
+
+if __name__ == "__main__":
+    main()
