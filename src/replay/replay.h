@@ -28,7 +28,7 @@
  * most below. */
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
-#define LMS__REPLAY_SETTLE_MAX 40
+#define LMS__REPLAY_SETTLE_MAX 48
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
