@@ -149,7 +149,7 @@
  * bound, which keeps parts, 2.71
  * (bench/results/2026-11-28-sim-whole-chunks-kept.md).  Neither order
  * is better everywhere (by density ResNet-50's plan at 2x brings in
- * about 1 % more), and fewer bytes are not always less time, so the plan
+ * 1.40 GB against 1.36), and fewer bytes are not always less time, so the plan
  * by density (`dense`) is a way of its own on trial (Note [Ways to look
  * ahead, measured] in plan.c), tried where it brings in fewer bytes than
  * the plan by end.  Its copies in are then ordered by end for step 4.
