@@ -15,12 +15,15 @@ iteration by:
   best     every subset of the gaps of at least --large bytes kept, the
            smaller ones then decided by end: the best of those subsets
 
+With --copies-free a copy in takes no room before its use (a bound on
+what the plan's rule of that room costs).
+
 Sizes are the trace's own (the runtime rounds large chunks to 512 bytes
 and counts a small one's share of its segment; neither moves these
 figures by more than a few bytes a chunk).  `best` tries 2^n subsets of
 the n large gaps and refuses more than 24.
 
-    whole_keep.py TRACE CAPACITY [--large BYTES]
+    whole_keep.py TRACE CAPACITY [--large BYTES] [--copies-free]
 """
 import argparse
 import sys
@@ -61,7 +64,7 @@ def gaps_of(chunks, steps):
     return out
 
 
-def decide(order, room, n, fixed=()):
+def decide(order, room, n, fixed=(), copies=True):
     """Bytes kept of gaps whose second use reads, deciding `order` after
     the gaps in `fixed` (kept, or copied in where `fixed` says so)."""
     room = room[:]
@@ -72,7 +75,7 @@ def decide(order, room, n, fixed=()):
             for t in inside:
                 room[t] -= g[3]
             kept += g[3] if g[4] else 0
-        elif g[4]:
+        elif g[4] and copies:
             room[(g[2] - 1) % n] -= g[3]
     if min(room) < 0:
         return None
@@ -82,7 +85,7 @@ def decide(order, room, n, fixed=()):
             for t in inside:
                 room[t] -= g[3]
             kept += g[3] if g[4] else 0
-        elif g[4]:
+        elif g[4] and copies:
             room[(g[2] - 1) % n] -= g[3]
     return kept
 
@@ -94,6 +97,8 @@ def main():
     ap.add_argument("--large", type=int, default=50_000_000,
                     help="gaps of at least this many bytes are searched "
                          "whole in `best` (default 50000000)")
+    ap.add_argument("--copies-free", action="store_true",
+                    help="a copy in takes no room before its use")
     a = ap.parse_args()
     if a.capacity <= 0:
         sys.exit("whole_keep: the capacity must be a positive number of bytes")
@@ -108,8 +113,11 @@ def main():
     need = sum(g[3] for g in gaps if g[4])
     by_end = sorted(gaps, key=lambda g: (g[2], -g[1]))
     dense = sorted(gaps, key=lambda g: (-g[3] / (g[2] - g[1] - 1), g[2], -g[1]))
-    print("end      %.3f GB in" % ((need - decide(by_end, room, n)) / 1e9))
-    print("density  %.3f GB in" % ((need - decide(dense, room, n)) / 1e9))
+    cp = not a.copies_free
+    print("end      %.3f GB in" %
+          ((need - decide(by_end, room, n, copies=cp)) / 1e9))
+    print("density  %.3f GB in" %
+          ((need - decide(dense, room, n, copies=cp)) / 1e9))
     large = [g for g in by_end if g[3] >= a.large]
     if len(large) > 24:
         sys.exit("whole_keep: %d gaps of %d bytes or more; at most 24 are "
@@ -118,7 +126,7 @@ def main():
     best = None
     for mask in range(1 << len(large)):
         fixed = [(g, mask >> i & 1) for i, g in enumerate(large)]
-        k = decide(small, room, n, fixed)
+        k = decide(small, room, n, fixed, copies=cp)
         if k is not None and (best is None or k > best):
             best = k
     print("best     %.3f GB in (every subset of the %d gaps of %d bytes or "
