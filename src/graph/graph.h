@@ -197,6 +197,9 @@ typedef struct lms__plan_info {
   uint64_t trial_spread_in, trial_order_in, trial_late_in;
   uint64_t trial_late2_ns, trial_late2_in; /* the next fastest plan leaving
                            dirty chunks late, where it was tried; else 0 */
+  int late_left[2];     /* whether each plan tried leaving late left a
+                           dirty chunk late (if not, it was that plan
+                           timed again, and its time does not count) */
   int late;             /* the plan looking ahead leaves dirty chunks
                            late (Note [Leaving late] in plan.c) */
   int order;            /* ... and brings chunks in by their use (Note
