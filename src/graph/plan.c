@@ -470,7 +470,12 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense);
 
 /* The kinds of plan on trial: the plan (0), the plan by density, the
  * spread plan, and that bringing chunks in by their use. */
-enum { KIND_DENSE = 1, KIND_SPREAD = 2, KIND_ORDER = 2 | 4 };
+enum {
+  KIND_DENSE = 1,
+  KIND_SPREAD = 2,
+  KIND_IN_ORDER = 4, /* a bit of KIND_ORDER */
+  KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER
+};
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER};
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
@@ -517,7 +522,8 @@ static int kind_second(const lms__plan_t *p, int not) {
 
 /* The plan of that kind is built: the one there, or built anew. */
 static int plan_ready(lms__plan_t *p, int kind) {
-  int spread = (kind & KIND_SPREAD) != 0, order = (kind & 4) != 0,
+  int spread = (kind & KIND_SPREAD) != 0,
+      order = (kind & KIND_IN_ORDER) != 0,
       dense = kind == KIND_DENSE;
   return (p->have_plan && spread == p->spread && order == p->order &&
           dense == p->dense) ||
