@@ -150,6 +150,30 @@ sys.exit(0 if ok else 1)' "$dir/decode.json"; then
   else
     fail=$((fail + 1)); echo "FAIL llama-decode at 2x: the window kept settles slower than on trial"
   fi
+  # bench/workloads/whole_keep.py (Note [Whole chunks kept] in
+  # src/graph/ahead.c): on DLRM at 2x deciding by density brings in less
+  # than by end, and the search over the large gaps no more than either;
+  # a corrupt trace and a capacity of 0 are refused by name.
+  wk="$here/../bench/workloads/whole_keep.py"
+  if out=$("$py" "$wk" "$dir/dlrm.trace" 1686503424 --large 400000000) &&
+     echo "$out" | "$py" -c 'import sys
+v = {l.split()[0]: float(l.split()[1]) for l in sys.stdin}
+print("whole_keep on dlrm at 2x: %s" % v)
+sys.exit(0 if v["density"] < v["end"] and v["best"] <= v["density"] else 1)'; then
+    pass=$((pass + 1)); echo "ok   whole_keep: by density brings in less on dlrm"
+  else
+    fail=$((fail + 1)); echo "FAIL whole_keep on dlrm: $out"
+  fi
+  printf 'lms-trace 1\nchunk 0 x a persistent\n' >"$dir/bad.trace"
+  e1=$("$py" "$wk" "$dir/bad.trace" 1000 2>&1); r1=$?
+  e2=$("$py" "$wk" "$dir/dlrm.trace" 0 2>&1); r2=$?
+  if [ $r1 -ne 0 ] && [ $r2 -ne 0 ] &&
+     echo "$e1" | grep -q "is not a trace lms can read" &&
+     echo "$e2" | grep -q "positive number of bytes"; then
+    pass=$((pass + 1)); echo "ok   whole_keep refuses a corrupt trace and a capacity of 0"
+  else
+    fail=$((fail + 1)); echo "FAIL whole_keep bad input: $e1 / $e2"
+  fi
 else
   echo "skip generated traces: no python3"
 fi

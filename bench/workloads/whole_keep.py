@@ -102,14 +102,24 @@ def main():
     a = ap.parse_args()
     if a.capacity <= 0:
         sys.exit("whole_keep: the capacity must be a positive number of bytes")
-    chunks, steps = parse(a.trace)
+    try:
+        chunks, steps = parse(a.trace)
+        if not steps:
+            raise ValueError("no steps")
+        gaps = gaps_of(chunks, steps)
+    except KeyError as e:
+        sys.exit("whole_keep: %s: a step names chunk %s, which no chunk "
+                 "line declares" % (a.trace, e))
+    except (OSError, ValueError, IndexError) as e:
+        sys.exit("whole_keep: %s is not a trace lms can read (%s): it "
+                 "takes the text format of docs/trace-format.md, as "
+                 "bench/workloads/gen_traces.py writes it" % (a.trace, e))
     n = len(steps)
     cap = a.capacity - a.capacity // 64
     own = [sum(chunks[c][0] for _, c in refs) for refs in steps]
     room = [cap - o for o in own]
     if min(room) < 0:
         sys.exit("whole_keep: a step needs more than the capacity less 1/64")
-    gaps = gaps_of(chunks, steps)
     need = sum(g[3] for g in gaps if g[4])
     by_end = sorted(gaps, key=lambda g: (g[2], -g[1]))
     dense = sorted(gaps, key=lambda g: (-g[3] / (g[2] - g[1] - 1), g[2], -g[1]))
