@@ -206,6 +206,8 @@ typedef struct lms__plan_info {
                            [Copies in by their use] in ahead.c) */
   uint64_t left_late;   /* dirty chunks left where the plan sent them
                            away, so far */
+  uint64_t plan_in;     /* the chunk bytes the plan built last brings in
+                           an iteration (0: none built) */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on

@@ -176,6 +176,8 @@ struct lms__plan {
   int late;              /* dirty chunks the plan sends away stay until
                             their room is needed (Note [Leaving late]) */
   uint64_t left_late;    /* the times one stayed so */
+  uint64_t plan_in;      /* the chunk bytes the plan built brings in an
+                            iteration */
   int spread;            /* ahead is the spread plan (Note [Spread
                             out] in ahead.c) */
   int order;             /* ... and its copies in go by their use (Note
@@ -742,6 +744,9 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
+    p->plan_in = 0;
+    for (uint32_t f = 0; p->have_plan && f < p->ahead.nfetch; f++)
+      p->plan_in += p->key_size[p->ref_key[p->ahead.fetch_ref[f]]];
     p->dense = p->have_plan && dense && !spread;
     if (p->have_plan)
       LMS_LOG(DEBUG, GRAPH, "%s%s of %u steps: %llu bytes kept, %llu sent "
@@ -1142,14 +1147,24 @@ static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
  * their blocks are free at once
  * (bench/results/2026-11-25-sim-leaving-late.md). */
 
-/* The planned period at a step boundary (Note [A planned period] in
- * ahead.c): the chunks the plan sends away after the step just done
- * leave (the dirty ones only when their room is needed, if the plan
- * leaves late), the fetches it starts here join those waiting, and those are
- * tried in order of use until one finds no room (the next would take
- * room the earlier one needs).  The chunks of the step that begins and
- * the next are brought in whatever the plan says, as the window does. */
-static lms_status_t planned_prefetch(lms__plan_t *p) {
+/* Note [Leaving before making room]
+ * At a step boundary the room for the outputs of the step that begins
+ * is made first (Note [Room ahead]), from victims by next use.  Under a
+ * plan, the chunks it sends away after the step just done must have left
+ * by then: their room is the room the plan gave those outputs.  Made
+ * before they left, it took the chunk used furthest ahead, which the
+ * plan most often keeps, and that came back later at the cost of a copy
+ * each way.  In VGG-16's training at 2x over pcie3 under the plan by
+ * density, the room for conv11's output took conv1's (411 MB, kept from
+ * forward to backward) where conv10's input and weight were to leave:
+ * 3.05 GB came in an iteration where the plan brings in 2.64; with the
+ * chunks sent away first, 2.74, and 412.8 ms became 392.6.  The test
+ * planned::a_plan_brings_in_what_it_planned holds a plan run alone to
+ * its bytes (bench/results/2026-11-28-sim-leaving-before-room.md). */
+
+/* The chunks the plan sends away after the step just done leave (the
+ * dirty ones only when their room is needed, if the plan leaves late). */
+static lms_status_t planned_drops(lms__plan_t *p) {
   const lms__ahead_t *a = &p->ahead;
   uint32_t prev = (p->pos + p->period - 1) % p->period;
   const pstep_t *ps = &p->steps[prev];
@@ -1162,6 +1177,17 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
     }
     if (c != NULL) LMS_CHECK(lms__swap_drop(p->swap, c));
   }
+  return LMS_OK;
+}
+
+/* The planned period at a step boundary (Note [A planned period] in
+ * ahead.c), once the chunks sent away have left (planned_drops): the
+ * fetches the plan starts here join those waiting, and those are tried
+ * in order of use until one finds no room (the next would take room the
+ * earlier one needs).  The chunks of the step that begins and the next
+ * are brought in whatever the plan says, as the window does. */
+static lms_status_t planned_prefetch(lms__plan_t *p) {
+  const lms__ahead_t *a = &p->ahead;
   for (uint32_t f = a->fetch_first[p->pos]; f < a->fetch_first[p->pos + 1];
        f++) {
     uint32_t r = a->fetch_ref[f];
@@ -1258,6 +1284,8 @@ static lms_status_t prefetch(lms__plan_t *p) {
      * Made here, before the step's other work is enqueued, the write-backs
      * start one step earlier in the device's order.  (Looking further
      * ahead evicts chunks the steps in between still use.) */
+    /* Note [Leaving before making room]. */
+    if (p->planned) LMS_CHECK(planned_drops(p));
     uint64_t room = 0;
     const pstep_t *now = &p->steps[p->pos];
     for (uint32_t i = 0; i < now->n; i++) {
@@ -1718,4 +1746,5 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->late_left[0] = p->late_left[0];
   out->late_left[1] = p->late_left[1];
   out->left_late = p->left_late;
+  out->plan_in = p->have_plan ? p->plan_in : 0;
 }

@@ -93,6 +93,9 @@ typedef struct lms__replay_result {
                                 graph/ahead.c) */
   uint64_t trial_window_ns;  /* the window's iteration on trial; 0: none
                                 (Note [Back to the window] there) */
+  uint64_t plan_in;          /* the chunk bytes the plan looking ahead at
+                                the end brings in an iteration as planned;
+                                0 where the window looks ahead */
   uint32_t period;
 } lms__replay_result_t;
 
