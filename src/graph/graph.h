@@ -208,6 +208,10 @@ typedef struct lms__plan_info {
                            away, so far */
   uint64_t plan_in;     /* the chunk bytes the plan built last brings in
                            an iteration (0: none built) */
+  unsigned kind_dirty;  /* bit 0: the plan sent a dirty chunk away on
+                           trial; 1: by density; 2: spread; 3: in order
+                           (a plan that sent none is not tried leaving
+                           late: Note [Leaving late] in plan.c) */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on
