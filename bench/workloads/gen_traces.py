@@ -31,6 +31,10 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       embedding tables of 100-805 MB read in forward and
                       updated in place in backward, small MLPs around
                       them, lookups bound by device memory
+  gpt-mixed.trace     a 1.2B decoder's training step in mixed precision:
+                      bf16 weights, fp32 master weights and Adam moments
+                      (12 bytes a parameter) read only by the optimizer,
+                      gradients made in backward and freed after it
 """
 import os
 import random
@@ -423,9 +427,103 @@ def dlrm():
     return t
 
 
+def gpt_mixed():
+    """A 1.2B-parameter decoder's training step in mixed precision, as
+    frameworks run it: bf16 weights and activations, fp32 master weights
+    and Adam's two moments (12 bytes a parameter) touched only by the
+    optimizer, gradients made afresh in backward (set to None after each
+    step, so the first accumulation writes them whole) and freed once the
+    optimizer has read them, which then overwrites the bf16 copy of each
+    weight from its master.  24 layers, d 2048, 16 heads, sequence 1024,
+    batch 2; the optimizer is bound by device memory (HBM_BPS)."""
+    L, d, h, s, b, F2, HBM_BPS = 24, 2048, 16, 1024, 2, 2, 2e12
+    t = Trace("gpt-1.2b-mixed-b2-s1024-train")
+    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
+    tok = b * s * d * F2
+    vocab = 50304
+    emb = t.chunk(vocab * d * F2, "wte.bf16", True)
+    emb_master = t.chunk(vocab * d * F4, "wte.master", True)
+    emb_adam = t.chunk(2 * vocab * d * F4, "wte.adam", True)
+    x0 = t.chunk(tok, "embed.out")
+    t.step(2 * b * s * d, "embed", ("r", emb), ("w", x0))
+    layers, x = [], x0
+    for i in range(L):
+        n = {"qkv": 3 * d * d, "proj": d * d, "fc1": 4 * d * d,
+             "fc2": 4 * d * d}
+        w = {k: t.chunk(v * F2, f"h{i}.{k}.bf16", True) for k, v in n.items()}
+        master = {k: t.chunk(v * F4, f"h{i}.{k}.master", True)
+                  for k, v in n.items()}
+        adam = {k: t.chunk(2 * v * F4, f"h{i}.{k}.adam", True)
+                for k, v in n.items()}
+        a = {"ln1": t.chunk(tok, f"h{i}.ln1"),
+             "qkv": t.chunk(3 * tok, f"h{i}.qkv"),
+             "att": t.chunk(b * h * s * s * F2, f"h{i}.softmax"),
+             "ctx": t.chunk(tok, f"h{i}.ctx"),
+             "res1": t.chunk(tok, f"h{i}.res1"),
+             "ln2": t.chunk(tok, f"h{i}.ln2"),
+             "fc1": t.chunk(4 * tok, f"h{i}.gelu"),
+             "out": t.chunk(tok, f"h{i}.out")}
+        t.step(8 * b * s * d, f"h{i}.ln1", ("r", x), ("w", a["ln1"]))
+        t.step(2 * b * s * 3 * d * d, f"h{i}.qkv", ("r", a["ln1"]),
+               ("r", w["qkv"]), ("w", a["qkv"]))
+        t.step(2 * b * s * s * d, f"h{i}.scores", ("r", a["qkv"]),
+               ("w", a["att"]))
+        t.step(2 * b * s * s * d, f"h{i}.attend", ("r", a["att"]),
+               ("r", a["qkv"]), ("w", a["ctx"]))
+        t.step(2 * b * s * d * d, f"h{i}.proj", ("r", a["ctx"]),
+               ("r", w["proj"]), ("r", x), ("w", a["res1"]))
+        t.step(8 * b * s * d, f"h{i}.ln2", ("r", a["res1"]), ("w", a["ln2"]))
+        t.step(2 * b * s * 4 * d * d, f"h{i}.fc1", ("r", a["ln2"]),
+               ("r", w["fc1"]), ("w", a["fc1"]))
+        t.step(2 * b * s * 4 * d * d, f"h{i}.fc2", ("r", a["fc1"]),
+               ("r", w["fc2"]), ("r", a["res1"]), ("w", a["out"]))
+        layers.append((n, w, master, adam, a, x))
+        x = a["out"]
+    logits = t.chunk(b * s * vocab * F2 // 8, "logits.chunked")
+    t.step(2 * b * s * d * vocab, "lm_head", ("r", x), ("r", emb),
+           ("w", logits))
+    demb = t.chunk(vocab * d * F2, "wte.grad")
+    dx = t.chunk(tok, "grad.out")
+    t.step(4 * b * s * d * vocab, "lm_head.bwd", ("r", logits), ("r", x),
+           ("r", emb), ("w", demb), ("w", dx))
+    grads = []
+    for i in reversed(range(L)):
+        n, w, master, adam, a, xin = layers[i]
+        g = {k: t.chunk(v * F2, f"h{i}.{k}.grad") for k, v in n.items()}
+        d1 = t.chunk(4 * tok, f"h{i}.gelu.grad")
+        t.step(4 * b * s * 4 * d * d, f"h{i}.fc2.bwd", ("r", dx),
+               ("r", a["fc1"]), ("r", w["fc2"]), ("w", g["fc2"]), ("w", d1))
+        d2 = t.chunk(tok, f"h{i}.ln2.grad")
+        t.step(4 * b * s * 4 * d * d, f"h{i}.fc1.bwd", ("r", d1),
+               ("r", a["ln2"]), ("r", w["fc1"]), ("w", g["fc1"]), ("w", d2))
+        d3 = t.chunk(tok, f"h{i}.ctx.grad")
+        t.step(4 * b * s * d * d, f"h{i}.proj.bwd", ("r", d2), ("r", dx),
+               ("r", a["res1"]), ("r", a["ctx"]), ("r", w["proj"]),
+               ("w", g["proj"]), ("w", d3))
+        d4 = t.chunk(3 * tok, f"h{i}.qkv.grad")
+        t.step(8 * b * s * s * d, f"h{i}.attention.bwd", ("r", d3),
+               ("r", a["att"]), ("r", a["qkv"]), ("w", d4))
+        d5 = t.chunk(tok, f"h{i}.in.grad")
+        t.step(4 * b * s * 3 * d * d, f"h{i}.qkv.bwd", ("r", d4),
+               ("r", a["ln1"]), ("r", w["qkv"]), ("w", g["qkv"]),
+               ("r", d2), ("r", xin), ("w", d5))
+        grads.append(g)
+        dx = d5
+    t.step(2 * b * s * d, "embed.bwd", ("r", dx), ("rw", demb))
+    t.step(mem(18 * vocab * d), "adam.wte", ("r", demb), ("rw", emb_master),
+           ("rw", emb_adam), ("rw", emb))
+    for i, g in zip(reversed(range(L)), grads):
+        n, w, master, adam, a, xin = layers[i]
+        for k in n:
+            t.step(mem(18 * n[k]), f"adam.h{i}.{k}", ("r", g[k]),
+                   ("rw", master[k]), ("rw", adam[k]), ("w", w[k]))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
-             "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm}
+             "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
+             "gpt-mixed": gpt_mixed}
 
 
 def main():
