@@ -2080,6 +2080,22 @@ static int last_info(void *arg, lms_ctx_t *ctx, uint32_t step) {
   return 0;
 }
 
+/* Replays w under the schedule policy until it settles, over `link`
+ * under `limit`, with the simulated device moving no bytes; *info is the
+ * planner's at the last step. */
+static lms_status_t settle(const lms__workload_t *w, const char *limit,
+                           const char *link, int declare,
+                           lms__plan_info_t *info, lms__replay_result_t *res,
+                           char *err) {
+  lms_options_t *o = options("gpu-limit", limit, "policy", "schedule",
+                             "link", link, "sim-bytes", "off", NULL);
+  memset(info, 0, sizeof *info);
+  lms_status_t st = lms__replay_run_hooked(w, &o->v, LMS__REPLAY_SETTLE,
+                                           declare, last_info, info, res, err);
+  lms_options_destroy(o);
+  return st;
+}
+
 /* A chain trained as VGG is: L layers, each output (act bytes, halving
  * every two layers) read by the next layer and again in backward; each
  * weight (wt bytes, but three times act for the last layer but one, as
@@ -2143,16 +2159,11 @@ Test(planned, a_plan_brings_in_what_it_planned) {
     limit_text(lms__wl_max_step_bytes(&w) * (uint64_t)(22 + k % 4) / 20,
                limit_s, sizeof limit_s);
     snprintf(what, sizeof what, "%d layers under %s", 6 + k / 4, limit_s);
-    lms__plan_force = 2;
-    lms_options_t *o = options("gpu-limit", limit_s, "policy", "schedule",
-                               "link", "pcie3", "sim-bytes", "off", NULL);
     lms__plan_info_t info;
-    memset(&info, 0, sizeof info);
     lms__replay_result_t res;
     char err[LMS__ERRBUF] = "";
-    lms_status_t st = lms__replay_run_hooked(&w, &o->v, LMS__REPLAY_SETTLE, 0,
-                                             last_info, &info, &res, err);
-    lms_options_destroy(o);
+    lms__plan_force = 2;
+    lms_status_t st = settle(&w, limit_s, "pcie3", 0, &info, &res, err);
     lms__plan_force = 0;
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
     cr_assert(eq(str, (char *)res.ahead, "plan"), "%s", what);
@@ -2208,16 +2219,11 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     }
     snprintf(what, sizeof what, "case %d: %s under %s over %s", k, w.name,
              limit_s, link);
-    lms_options_t *o = options("gpu-limit", limit_s, "policy", "schedule",
-                               "link", link, "sim-bytes", "off", NULL);
     lms__plan_info_t info;
-    memset(&info, 0, sizeof info);
     lms__replay_result_t res;
     char err[LMS__ERRBUF] = "";
-    lms_status_t st = lms__replay_run_hooked(&w, &o->v, LMS__REPLAY_SETTLE,
-                                             !has_transient(&w), last_info,
-                                             &info, &res, err);
-    lms_options_destroy(o);
+    lms_status_t st = settle(&w, limit_s, link, !has_transient(&w), &info,
+                             &res, err);
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
     cr_log_info("%s: window %.3f ms, plan %.3f ms, by density %.3f ms, "
                 "spread plan %.3f ms, in order %.3f ms, leaving late %.3f "
@@ -2317,17 +2323,12 @@ Test(planned, a_plan_that_cannot_be_built_is_skipped) {
   char limit_s[32];
   snprintf(limit_s, sizeof limit_s, "%llu",
            (unsigned long long)lms__wl_chunk_bytes(&w) / 2);
-  lms_options_t *o = options("gpu-limit", limit_s, "policy", "schedule",
-                             "link", "c2c", "sim-bytes", "off", NULL);
   lms__plan_info_t info;
-  memset(&info, 0, sizeof info);
   lms__replay_result_t res;
   char err[LMS__ERRBUF] = "";
   lms__plan_spread_fails = 1;
-  lms_status_t st = lms__replay_run_hooked(&w, &o->v, LMS__REPLAY_SETTLE, 1,
-                                           last_info, &info, &res, err);
+  lms_status_t st = settle(&w, limit_s, "c2c", 1, &info, &res, err);
   lms__plan_spread_fails = 0;
-  lms_options_destroy(o);
   cr_assert(eq(int, st, LMS_OK), "%s", err);
   cr_assert(eq(int, res.settled, 1));
   cr_assert(eq(int, info.deciding, 0));

@@ -76,6 +76,60 @@ class Trace:
                 f.write("\n")
 
 
+def block_activations(t, i, tok, att):
+    """A transformer block's activations (att: the softmax's bytes)."""
+    return {"ln1": t.chunk(tok, f"h{i}.ln1"),
+            "qkv": t.chunk(3 * tok, f"h{i}.qkv"),
+            "att": t.chunk(att, f"h{i}.softmax"),
+            "ctx": t.chunk(tok, f"h{i}.ctx"),
+            "res1": t.chunk(tok, f"h{i}.res1"),
+            "ln2": t.chunk(tok, f"h{i}.ln2"),
+            "fc1": t.chunk(4 * tok, f"h{i}.gelu"),
+            "out": t.chunk(tok, f"h{i}.out")}
+
+
+def block_forward(t, i, b, s, d, x, w, a):
+    """Block i's forward steps from its input x, weights w, activations a."""
+    t.step(8 * b * s * d, f"h{i}.ln1", ("r", x), ("w", a["ln1"]))
+    t.step(2 * b * s * 3 * d * d, f"h{i}.qkv", ("r", a["ln1"]),
+           ("r", w["qkv"]), ("w", a["qkv"]))
+    t.step(2 * b * s * s * d, f"h{i}.scores", ("r", a["qkv"]),
+           ("w", a["att"]))
+    t.step(2 * b * s * s * d, f"h{i}.attend", ("r", a["att"]),
+           ("r", a["qkv"]), ("w", a["ctx"]))
+    t.step(2 * b * s * d * d, f"h{i}.proj", ("r", a["ctx"]),
+           ("r", w["proj"]), ("r", x), ("w", a["res1"]))
+    t.step(8 * b * s * d, f"h{i}.ln2", ("r", a["res1"]), ("w", a["ln2"]))
+    t.step(2 * b * s * 4 * d * d, f"h{i}.fc1", ("r", a["ln2"]),
+           ("r", w["fc1"]), ("w", a["fc1"]))
+    t.step(2 * b * s * 4 * d * d, f"h{i}.fc2", ("r", a["fc1"]),
+           ("r", w["fc2"]), ("r", a["res1"]), ("w", a["out"]))
+
+
+def block_backward(t, i, b, s, d, tok, dx, w, g, gacc, a, xin):
+    """Block i's backward steps from the gradient dx of its output; each
+    weight's gradient in g is accessed as gacc ("rw": added to, "w":
+    made).  Returns the gradient of its input."""
+    d1 = t.chunk(4 * tok, f"h{i}.gelu.grad")
+    t.step(4 * b * s * 4 * d * d, f"h{i}.fc2.bwd", ("r", dx),
+           ("r", a["fc1"]), ("r", w["fc2"]), (gacc, g["fc2"]), ("w", d1))
+    d2 = t.chunk(tok, f"h{i}.ln2.grad")
+    t.step(4 * b * s * 4 * d * d, f"h{i}.fc1.bwd", ("r", d1),
+           ("r", a["ln2"]), ("r", w["fc1"]), (gacc, g["fc1"]), ("w", d2))
+    d3 = t.chunk(tok, f"h{i}.ctx.grad")
+    t.step(4 * b * s * d * d, f"h{i}.proj.bwd", ("r", d2), ("r", dx),
+           ("r", a["res1"]), ("r", a["ctx"]), ("r", w["proj"]),
+           (gacc, g["proj"]), ("w", d3))
+    d4 = t.chunk(3 * tok, f"h{i}.qkv.grad")
+    t.step(8 * b * s * s * d, f"h{i}.attention.bwd", ("r", d3),
+           ("r", a["att"]), ("r", a["qkv"]), ("w", d4))
+    d5 = t.chunk(tok, f"h{i}.in.grad")
+    t.step(4 * b * s * 3 * d * d, f"h{i}.qkv.bwd", ("r", d4),
+           ("r", a["ln1"]), ("r", w["qkv"]), (gacc, g["qkv"]),
+           ("r", d2), ("r", xin), ("w", d5))
+    return d5
+
+
 def gpt2_medium():
     L, d, h, s, b = 24, 1024, 16, 1024, 4
     t = Trace("gpt2-medium-b4-s1024-train")
@@ -95,28 +149,8 @@ def gpt2_medium():
              for k, c in w.items()}
         m = {k: t.chunk(2 * t.chunks[c][1], f"h{i}.{k}.adam", True)
              for k, c in w.items()}
-        a = {"ln1": t.chunk(tok, f"h{i}.ln1"),
-             "qkv": t.chunk(3 * tok, f"h{i}.qkv"),
-             "att": t.chunk(b * h * s * s * F4, f"h{i}.softmax"),
-             "ctx": t.chunk(tok, f"h{i}.ctx"),
-             "res1": t.chunk(tok, f"h{i}.res1"),
-             "ln2": t.chunk(tok, f"h{i}.ln2"),
-             "fc1": t.chunk(4 * tok, f"h{i}.gelu"),
-             "out": t.chunk(tok, f"h{i}.out")}
-        t.step(8 * b * s * d, f"h{i}.ln1", ("r", x), ("w", a["ln1"]))
-        t.step(2 * b * s * 3 * d * d, f"h{i}.qkv", ("r", a["ln1"]),
-               ("r", w["qkv"]), ("w", a["qkv"]))
-        t.step(2 * b * s * s * d, f"h{i}.scores", ("r", a["qkv"]),
-               ("w", a["att"]))
-        t.step(2 * b * s * s * d, f"h{i}.attend", ("r", a["att"]),
-               ("r", a["qkv"]), ("w", a["ctx"]))
-        t.step(2 * b * s * d * d, f"h{i}.proj", ("r", a["ctx"]),
-               ("r", w["proj"]), ("r", x), ("w", a["res1"]))
-        t.step(8 * b * s * d, f"h{i}.ln2", ("r", a["res1"]), ("w", a["ln2"]))
-        t.step(2 * b * s * 4 * d * d, f"h{i}.fc1", ("r", a["ln2"]),
-               ("r", w["fc1"]), ("w", a["fc1"]))
-        t.step(2 * b * s * 4 * d * d, f"h{i}.fc2", ("r", a["fc1"]),
-               ("r", w["fc2"]), ("r", a["res1"]), ("w", a["out"]))
+        a = block_activations(t, i, tok, b * h * s * s * F4)
+        block_forward(t, i, b, s, d, x, w, a)
         layers.append((w, g, m, a, x))
         x = a["out"]
     logits = t.chunk(b * s * 50257 * F4 // 8, "logits.chunked")
@@ -127,23 +161,7 @@ def gpt2_medium():
            ("r", emb), ("rw", demb), ("w", dx))
     for i in reversed(range(L)):
         w, g, m, a, xin = layers[i]
-        d1 = t.chunk(4 * tok, f"h{i}.gelu.grad")
-        t.step(4 * b * s * 4 * d * d, f"h{i}.fc2.bwd", ("r", dx),
-               ("r", a["fc1"]), ("r", w["fc2"]), ("rw", g["fc2"]), ("w", d1))
-        d2 = t.chunk(tok, f"h{i}.ln2.grad")
-        t.step(4 * b * s * 4 * d * d, f"h{i}.fc1.bwd", ("r", d1),
-               ("r", a["ln2"]), ("r", w["fc1"]), ("rw", g["fc1"]), ("w", d2))
-        d3 = t.chunk(tok, f"h{i}.ctx.grad")
-        t.step(4 * b * s * d * d, f"h{i}.proj.bwd", ("r", d2), ("r", dx),
-               ("r", a["res1"]), ("r", a["ctx"]), ("r", w["proj"]),
-               ("rw", g["proj"]), ("w", d3))
-        d4 = t.chunk(3 * tok, f"h{i}.qkv.grad")
-        t.step(8 * b * s * s * d, f"h{i}.attention.bwd", ("r", d3),
-               ("r", a["att"]), ("r", a["qkv"]), ("w", d4))
-        d5 = t.chunk(tok, f"h{i}.in.grad")
-        t.step(4 * b * s * 3 * d * d, f"h{i}.qkv.bwd", ("r", d4),
-               ("r", a["ln1"]), ("r", w["qkv"]), ("rw", g["qkv"]),
-               ("r", d2), ("r", xin), ("w", d5))
+        d5 = block_backward(t, i, b, s, d, tok, dx, w, g, "rw", a, xin)
         dx = d5
     t.step(2 * b * s * d, "embed.bwd", ("r", dx), ("rw", demb))
     t.step(10 * 50257 * d, "adam.wte", ("rw", emb), ("r", demb),
@@ -455,28 +473,8 @@ def gpt_mixed():
                   for k, v in n.items()}
         adam = {k: t.chunk(2 * v * F4, f"h{i}.{k}.adam", True)
                 for k, v in n.items()}
-        a = {"ln1": t.chunk(tok, f"h{i}.ln1"),
-             "qkv": t.chunk(3 * tok, f"h{i}.qkv"),
-             "att": t.chunk(b * h * s * s * F2, f"h{i}.softmax"),
-             "ctx": t.chunk(tok, f"h{i}.ctx"),
-             "res1": t.chunk(tok, f"h{i}.res1"),
-             "ln2": t.chunk(tok, f"h{i}.ln2"),
-             "fc1": t.chunk(4 * tok, f"h{i}.gelu"),
-             "out": t.chunk(tok, f"h{i}.out")}
-        t.step(8 * b * s * d, f"h{i}.ln1", ("r", x), ("w", a["ln1"]))
-        t.step(2 * b * s * 3 * d * d, f"h{i}.qkv", ("r", a["ln1"]),
-               ("r", w["qkv"]), ("w", a["qkv"]))
-        t.step(2 * b * s * s * d, f"h{i}.scores", ("r", a["qkv"]),
-               ("w", a["att"]))
-        t.step(2 * b * s * s * d, f"h{i}.attend", ("r", a["att"]),
-               ("r", a["qkv"]), ("w", a["ctx"]))
-        t.step(2 * b * s * d * d, f"h{i}.proj", ("r", a["ctx"]),
-               ("r", w["proj"]), ("r", x), ("w", a["res1"]))
-        t.step(8 * b * s * d, f"h{i}.ln2", ("r", a["res1"]), ("w", a["ln2"]))
-        t.step(2 * b * s * 4 * d * d, f"h{i}.fc1", ("r", a["ln2"]),
-               ("r", w["fc1"]), ("w", a["fc1"]))
-        t.step(2 * b * s * 4 * d * d, f"h{i}.fc2", ("r", a["fc1"]),
-               ("r", w["fc2"]), ("r", a["res1"]), ("w", a["out"]))
+        a = block_activations(t, i, tok, b * h * s * s * F2)
+        block_forward(t, i, b, s, d, x, w, a)
         layers.append((n, w, master, adam, a, x))
         x = a["out"]
     logits = t.chunk(b * s * vocab * F2 // 8, "logits.chunked")
@@ -490,23 +488,7 @@ def gpt_mixed():
     for i in reversed(range(L)):
         n, w, master, adam, a, xin = layers[i]
         g = {k: t.chunk(v * F2, f"h{i}.{k}.grad") for k, v in n.items()}
-        d1 = t.chunk(4 * tok, f"h{i}.gelu.grad")
-        t.step(4 * b * s * 4 * d * d, f"h{i}.fc2.bwd", ("r", dx),
-               ("r", a["fc1"]), ("r", w["fc2"]), ("w", g["fc2"]), ("w", d1))
-        d2 = t.chunk(tok, f"h{i}.ln2.grad")
-        t.step(4 * b * s * 4 * d * d, f"h{i}.fc1.bwd", ("r", d1),
-               ("r", a["ln2"]), ("r", w["fc1"]), ("w", g["fc1"]), ("w", d2))
-        d3 = t.chunk(tok, f"h{i}.ctx.grad")
-        t.step(4 * b * s * d * d, f"h{i}.proj.bwd", ("r", d2), ("r", dx),
-               ("r", a["res1"]), ("r", a["ctx"]), ("r", w["proj"]),
-               ("w", g["proj"]), ("w", d3))
-        d4 = t.chunk(3 * tok, f"h{i}.qkv.grad")
-        t.step(8 * b * s * s * d, f"h{i}.attention.bwd", ("r", d3),
-               ("r", a["att"]), ("r", a["qkv"]), ("w", d4))
-        d5 = t.chunk(tok, f"h{i}.in.grad")
-        t.step(4 * b * s * 3 * d * d, f"h{i}.qkv.bwd", ("r", d4),
-               ("r", a["ln1"]), ("r", w["qkv"]), ("w", g["qkv"]),
-               ("r", d2), ("r", xin), ("w", d5))
+        d5 = block_backward(t, i, b, s, d, tok, dx, w, g, "w", a, xin)
         grads.append(g)
         dx = d5
     t.step(2 * b * s * d, "embed.bwd", ("r", dx), ("rw", demb))
