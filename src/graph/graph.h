@@ -212,6 +212,9 @@ typedef struct lms__plan_info {
                            trial; 1: by density; 2: spread; 3: in order
                            (a plan that sent none is not tried leaving
                            late: Note [Leaving late] in plan.c) */
+  uint64_t windows_back; /* the times the window, kept after plans ran on
+                           trial, started over (Note [Back to the window]
+                           in plan.c) */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on
@@ -225,6 +228,10 @@ extern int lms__plan_force;
 /* For tests: nonzero makes every spread plan fail to build, as when host
  * memory runs out. */
 extern int lms__plan_spread_fails;
+/* For tests: n > 0 makes the nth plan by end the process builds while it
+ * is set, and every one after it, fail to build, as when host memory
+ * runs out (and so the plan by density is not tried). */
+extern int lms__plan_end_fails;
 
 lms_status_t lms__plan_create(struct lms__swap *s, const struct lms__opts *o,
                               lms__plan_t **out);

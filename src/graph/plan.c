@@ -204,6 +204,7 @@ struct lms__plan {
   uint64_t trial_prev;   /* the last iteration timed on trial */
   int window_back;       /* the window was kept after the plans ran: it
                             starts over (Note [Back to the window]) */
+  uint64_t windows_back; /* the times it did */
   uint32_t trial_n;      /* ... and how many the way now on trial ran */
   struct pending {
     uint32_t ref;
@@ -744,11 +745,15 @@ static void trial_step(lms__plan_t *p) {
  * p->ahead, or 0 with none (no memory for it), when the window alone
  * looks ahead. */
 int lms__plan_spread_fails;
+int lms__plan_end_fails;
 
 static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
+  static int end_builds;
   lms__ahead_free(&p->ahead);
   p->have_plan = p->spread = p->order = p->dense = 0;
-  if (spread && lms__plan_spread_fails) {
+  int end_fails = !spread && !dense && lms__plan_end_fails > 0 &&
+                  ++end_builds >= lms__plan_end_fails;
+  if ((spread && lms__plan_spread_fails) || end_fails) {
     p->planned = 0;
     return 0;
   }
@@ -1594,11 +1599,13 @@ static lms_status_t settle_declared(lms__plan_t *p);
  * GPT-2 at 4x over nvlink2 0.4 % faster.  It does not make the window's
  * cycle unique: streaming at 10x over pcie3 settles 2.2 % slower than on
  * trial, with or without it.  Any plan having run is what counts, not
- * only the plan by end: where that one cannot be built (host memory
- * short), a spread plan may still have run.
+ * only the plan by end: where that one cannot be built after the spread
+ * plans ran (host memory short by then), they have run all the same
+ * (planned::the_window_starts_over_after_any_plan).
  * Cost: once a trial, the device's bytes out and back in. */
 static lms_status_t back_to_the_window(lms__plan_t *p) {
   p->window_back = 0;
+  p->windows_back++;
   p->ahead_limit = 0;
   return lms__swap_evict_all(p->swap);
 }
@@ -1792,4 +1799,5 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->left_late = p->left_late;
   out->plan_in = p->have_plan ? p->plan_in : 0;
   out->kind_dirty = p->kind_dirty;
+  out->windows_back = p->windows_back;
 }
