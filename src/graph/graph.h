@@ -225,6 +225,9 @@ typedef struct lms__plan_info {
  * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
  * by their use] and [Whole chunks kept] in ahead.c). */
 extern int lms__plan_force;
+/* Test hook: not 0, dirty chunks the plan sends away are written home
+ * only as they leave (Note [Home before leaving] in plan.c). */
+extern int lms__plan_home_late;
 /* For tests: nonzero makes every spread plan fail to build, as when host
  * memory runs out. */
 extern int lms__plan_spread_fails;

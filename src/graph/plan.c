@@ -1207,8 +1207,33 @@ static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
  * planned::a_plan_brings_in_what_it_planned holds a plan run alone to
  * its bytes (bench/results/2026-11-28-sim-leaving-before-room.md). */
 
+/* Note [Home before leaving]
+ * A dirty chunk the plan sends away after a step was written home when it
+ * left, after that step, and the step after it waited for the copy if it
+ * needed the room.  Where the step it leaves after only reads it, its
+ * bytes are final when that step begins, and the copy home can run while
+ * the step computes: it is queued at the step boundary before (the copy
+ * reads the block; the step's kernels read it too), the chunk stays
+ * resident and clean, and leaves after the step as a drop.  Training
+ * writes an activation and has the next layer read it: VGG-16's first
+ * convolution's output, 411 MB, 7.8 ms over pcie5, went home while the
+ * second convolution, 2.4 ms, ran instead of after it.  Queued earlier
+ * still (after the chunk's last write, however far ahead of its
+ * leaving), the copies of chunks that leave much later held up on the
+ * link out the copies of those that leave now: the mixed-precision
+ * decoder at 2x over pcie3 went from 1.066 to 1.213 of its lower bound.
+ * A step ahead, no run of the sweep moved by more than 2 % either way
+ * (bench/results/2026-11-29-sim-home-before-leaving.md).  Not where the
+ * plan leaves dirty chunks late (Note [Leaving late]), which keeps them
+ * dirty until their room is needed on purpose.  The test
+ * planned::home_before_leaving_overlaps_the_step holds the copies to the
+ * same bytes and the iteration to less time. */
+int lms__plan_home_late;
+
 /* The chunks the plan sends away after the step just done leave (the
- * dirty ones only when their room is needed, if the plan leaves late). */
+ * dirty ones only when their room is needed, if the plan leaves late),
+ * and those it sends away after the step that begins, which only reads
+ * them, go home now (Note [Home before leaving]). */
 static lms_status_t planned_drops(lms__plan_t *p) {
   const lms__ahead_t *a = &p->ahead;
   uint32_t prev = (p->pos + p->period - 1) % p->period;
@@ -1222,6 +1247,16 @@ static lms_status_t planned_drops(lms__plan_t *p) {
       continue;
     }
     if (c != NULL) LMS_CHECK(lms__swap_drop(p->swap, c));
+  }
+  /* Note [Home before leaving]. */
+  const pstep_t *ns = &p->steps[p->pos];
+  for (uint32_t i = ns->first;
+       i < ns->first + ns->n && !p->late && !lms__plan_home_late; i++) {
+    if (!a->drop[i] || (p->refs[i].access & LMS_ACCESS_WRITE)) continue;
+    lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
+    int wrote = 0;
+    if (c != NULL) LMS_CHECK(lms__swap_write_home(p->swap, c, &wrote));
+    p->sent_dirty += (uint64_t)wrote;
   }
   return LMS_OK;
 }

@@ -1398,6 +1398,16 @@ lms_status_t lms__swap_drop(lms__swap_t *s, lms_chunk_t *c) {
   return evict(s, c);
 }
 
+lms_status_t lms__swap_write_home(lms__swap_t *s, lms_chunk_t *c, int *wrote) {
+  *wrote = 0;
+  if (!c->host_homed || c->dptr == NULL || c->pins > 0 || !c->dirty ||
+      c->home_unknown)
+    return LMS_OK;
+  LMS_CHECK(write_home(s, c));
+  *wrote = 1;
+  return LMS_OK;
+}
+
 lms_status_t lms__swap_evict_all(lms__swap_t *s) {
   while (s->lru_head != NULL) LMS_CHECK(evict(s, s->lru_head));
   return LMS_OK;

@@ -193,6 +193,10 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need);
  * resident, host-homed and unpinned; otherwise does nothing (Note [A
  * planned period] in graph/ahead.c). */
 lms_status_t lms__swap_drop(lms__swap_t *s, lms_chunk_t *c);
+/* Writes c home now, when it is resident, host-homed, unpinned and dirty,
+ * and keeps it resident and clean; otherwise does nothing (Note [Home
+ * before leaving] in graph/ahead.c).  1 in *wrote when it was written. */
+lms_status_t lms__swap_write_home(lms__swap_t *s, lms_chunk_t *c, int *wrote);
 /* Writes back and drops every unpinned resident host-homed chunk. */
 lms_status_t lms__swap_evict_all(lms__swap_t *s);
 /* Waits for the copy streams and pending frees. */
