@@ -191,6 +191,8 @@ typedef struct lms__plan_info {
   uint64_t trial_dense_ns; /* the plan deciding by density, once
                            measured; else 0 (also where it brings in no
                            less than the plan by end, and is not tried) */
+  uint64_t trial_dorder_ns, trial_dorder_in; /* ... bringing chunks in by
+                           their use, where that was tried; else 0 */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
                            each brought in, its iteration timed on trial
                            (Note [Ties go to fewer bytes] in plan.c) */
@@ -209,7 +211,8 @@ typedef struct lms__plan_info {
   uint64_t plan_in;     /* the chunk bytes the plan built last brings in
                            an iteration (0: none built) */
   unsigned kind_dirty;  /* bit 0: the plan sent a dirty chunk away on
-                           trial; 1: by density; 2: spread; 3: in order
+                           trial; 1: by density; 2: spread; 3: spread in
+                           order; 4: by density in order
                            (a plan that sent none is not tried leaving
                            late: Note [Leaving late] in plan.c) */
   uint64_t windows_back; /* the times the window, kept after plans ran on
@@ -221,7 +224,8 @@ typedef struct lms__plan_info {
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
  * every schedule, 3 the spread plan, 4 and 5 the same leaving dirty chunks
  * late, 6 to 9 the same as 2 to 5 with copies in by their use, 10 the
- * plan deciding by density and 11 that leaving dirty chunks late (Notes
+ * plan deciding by density, 11 that leaving dirty chunks late and 12
+ * that with copies in by their use (Notes
  * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
  * by their use] and [Whole chunks kept] in ahead.c). */
 extern int lms__plan_force;

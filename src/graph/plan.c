@@ -87,6 +87,7 @@ enum {
   TRIAL_PLAN,          /* the plan likewise */
   TRIAL_DENSE,         /* the plan deciding by density, where it brings in
                           less (Note [Whole chunks kept] in ahead.c) */
+  TRIAL_DENSE_ORDER,   /* ... and that bringing chunks in by their use */
   TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
                           their room is needed (Note [Leaving late]) */
   TRIAL_LATE2,         /* the next fastest likewise, where leaving late
@@ -189,6 +190,7 @@ struct lms__plan {
   uint64_t trial_late_ns; /* the faster plan leaving late */
   uint64_t trial_order_ns; /* the spread plan in order */
   uint64_t trial_dense_ns; /* the plan deciding by density */
+  uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
   uint64_t trial_plan_fetch; /* the bytes the plan by end brings in */
   /* The bytes each way brought in, its iteration timed on trial. */
   uint64_t trial_in0, trial_window_in, trial_plan_in, trial_dense_in;
@@ -423,11 +425,12 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * use] in ahead.c), then the plan (one that cannot be built for want of
  * memory is skipped, and if none can, the window is kept), then the plan
  * deciding by density where it brings in fewer bytes than the plan by
- * end (Note [Whole chunks kept] in ahead.c), then the plan chosen of them
+ * end (Note [Whole chunks kept] in ahead.c) and then that bringing chunks
+ * in by their use, then the plan chosen of them
  * leaving its dirty chunks late, and where that was not 2 % faster, the
  * next fastest plan leaving them late (Note [Leaving late]).  Of the
- * plans, the fastest of the plan by density, the spread plan and that in order is
- * chosen if its last timed iteration was 2 % faster than the plan's
+ * plans, the fastest of the plan by density, the spread plan and each in
+ * order is chosen if its last timed iteration was 2 % faster than the plan's
  * (more than the 1 % either may still move), else the plan.  Each is
  * held to the plan, not to the one tried before it: held in a chain,
  * ResNet-50 at 4x over pcie5 kept the plan by density, 2 % faster than
@@ -442,9 +445,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * new schedule starts a new trial.  The replay does not call an
  * iteration settled during a trial (lms__plan_info's `deciding`), and
  * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
- * trial of up to seven ways and a settling after it fit (a run of the
- * eight traces of bench/workloads/gen_traces.py took 37, with waits
- * measured; 40 was the most before the seventh way).
+ * trial of up to eight ways and a settling after it fit (a run of the
+ * nine traces of bench/workloads/gen_traces.py took 39, with waits
+ * measured; 37 before the eighth way, 40 before the seventh).
  *
  * Note [Ties go to fewer bytes]
  * Two ways within 2 % of each other's time are a tie the trial cannot
@@ -476,34 +479,40 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
 static int build_plan(lms__plan_t *p, int spread, int order, int dense);
 
 /* The kinds of plan on trial: the plan (0), the plan by density, the
- * spread plan, and that bringing chunks in by their use. */
+ * spread plan, and each of the last two bringing chunks in by their
+ * use. */
 enum {
   KIND_DENSE = 1,
   KIND_SPREAD = 2,
-  KIND_IN_ORDER = 4, /* a bit of KIND_ORDER */
-  KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER
+  KIND_IN_ORDER = 4, /* a bit of KIND_ORDER and KIND_DENSE_ORDER */
+  KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER,
+  KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER
 };
-static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER};
+static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
+                            KIND_DENSE_ORDER};
+#define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
  * that could not be built) and the bytes it brought in. */
 static uint64_t kind_ns(const lms__plan_t *p, int k) {
-  uint64_t t = k == 0            ? p->trial_plan_ns
-               : k == KIND_DENSE  ? p->trial_dense_ns
-               : k == KIND_SPREAD ? p->trial_spread_ns
-                                  : p->trial_order_ns;
+  uint64_t t = k == 0                 ? p->trial_plan_ns
+               : k == KIND_DENSE       ? p->trial_dense_ns
+               : k == KIND_DENSE_ORDER ? p->trial_dorder_ns
+               : k == KIND_SPREAD      ? p->trial_spread_ns
+                                       : p->trial_order_ns;
   return t ? t : UINT64_MAX;
 }
 
 static uint64_t kind_in(const lms__plan_t *p, int k) {
-  return k == 0            ? p->trial_plan_in
-         : k == KIND_DENSE  ? p->trial_dense_in
-         : k == KIND_SPREAD ? p->trial_spread_in
-                            : p->trial_order_in;
+  return k == 0                 ? p->trial_plan_in
+         : k == KIND_DENSE       ? p->trial_dense_in
+         : k == KIND_DENSE_ORDER ? p->trial_dorder_in
+         : k == KIND_SPREAD      ? p->trial_spread_in
+                                 : p->trial_order_in;
 }
 
-/* The kind the trial would keep of the four timed (-1 for none): the
- * fastest of the plan by density, the spread plan and that in order, if
+/* The kind the trial would keep of the five timed (-1 for none): the
+ * fastest of the plan by density, the spread plan and each in order, if
  * 2 % faster than the plan; else the plan.  Each held to the plan, not to
  * the one before it: held in a chain, ResNet-50 at 4x over pcie5 kept
  * the plan by density where the spread plan in order was 2.0 % faster
@@ -511,7 +520,7 @@ static uint64_t kind_in(const lms__plan_t *p, int k) {
 static int kind_best(const lms__plan_t *p) {
   uint64_t a = kind_ns(p, 0), best = UINT64_MAX;
   int k = -1;
-  for (int i = 1; i < 4; i++)
+  for (int i = 1; i < NKINDS; i++)
     if (kind_ns(p, kinds[i]) < best) best = kind_ns(p, kinds[k = i]);
   if (k >= 0 && best < a / 50 * 49) return kinds[k];
   return a == UINT64_MAX ? -1 : 0;
@@ -521,7 +530,7 @@ static int kind_best(const lms__plan_t *p) {
 static int kind_second(const lms__plan_t *p, int not) {
   uint64_t best = UINT64_MAX;
   int k = -1;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < NKINDS; i++)
     if (kinds[i] != not && kind_ns(p, kinds[i]) < best)
       best = kind_ns(p, kinds[k = i]);
   return k < 0 ? -1 : kinds[k];
@@ -529,7 +538,7 @@ static int kind_second(const lms__plan_t *p, int not) {
 
 /* The bit of kind_dirty for kind k. */
 static unsigned kind_bit(int k) {
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < NKINDS; i++)
     if (kinds[i] == k) return 1u << i;
   return 0;
 }
@@ -545,7 +554,7 @@ static void trial_dirty(lms__plan_t *p, int k) {
 static int plan_ready(lms__plan_t *p, int kind) {
   int spread = (kind & KIND_SPREAD) != 0,
       order = (kind & KIND_IN_ORDER) != 0,
-      dense = kind == KIND_DENSE;
+      dense = (kind & KIND_DENSE) != 0;
   return (p->have_plan && spread == p->spread && order == p->order &&
           dense == p->dense) ||
          build_plan(p, spread, order, dense);
@@ -583,16 +592,16 @@ static void trial_decide(lms__plan_t *p) {
     p->planned = 1;
     p->late = late;
   }
-  p->window_back = !p->planned && (p->trial_plan_ns || p->trial_dense_ns ||
-                                    p->trial_spread_ns || p->trial_order_ns);
+  p->window_back = kind_best(p) >= 0 && !p->planned;
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
           "with the period's plan, %.3f ms with it deciding by density "
-          "(0: it brings in no less), %.3f ms with the spread plan, %.3f ms "
+          "(0: it brings in no less) and %.3f ms with that bringing chunks "
+          "in by their use, %.3f ms with the spread plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
           "the next fastest leaving them late (0: not tried): the %s%s%s "
           "looks ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
-          (double)p->trial_dense_ns / 1e6,
+          (double)p->trial_dense_ns / 1e6, (double)p->trial_dorder_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
           !p->planned ? "window"
@@ -702,6 +711,20 @@ static void trial_step(lms__plan_t *p) {
     p->trial_dense_ns = took;
     p->trial_dense_in = in;
     trial_dirty(p, KIND_DENSE);
+    /* The same in order (Note [Copies in by their use] in ahead.c). */
+    p->trial_n = 0;
+    if (build_plan(p, 0, 1, 1)) {
+      p->trial = TRIAL_DENSE_ORDER;
+      p->planned = 1;
+    } else {
+      trial_late_start(p, 0);
+    }
+    break;
+  case TRIAL_DENSE_ORDER:
+    if (!trial_settled(p, took)) break;
+    p->trial_dorder_ns = took;
+    p->trial_dorder_in = in;
+    trial_dirty(p, KIND_DENSE_ORDER);
     trial_late_start(p, 0);
     break;
   case TRIAL_LATE:
@@ -808,10 +831,11 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
 static void plan_period(lms__plan_t *p) {
   if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
   /* 6 to 9: 2 to 5 with copies in by their use; 10 and 11: 2 and 4 by
-   * density. */
+   * density; 12: 2 by density with copies in by their use. */
   int f = lms__plan_force;
-  int force = f == 10 ? 2 : f == 11 ? 4 : f >= 6 ? f - 4 : f;
-  build_plan(p, force == 3 || force == 5, f >= 6 && f <= 9, f >= 10);
+  int force = f == 10 || f == 12 ? 2 : f == 11 ? 4 : f >= 6 ? f - 4 : f;
+  build_plan(p, force == 3 || force == 5, (f >= 6 && f <= 9) || f == 12,
+             f >= 10);
   p->planned = p->have_plan && lms__plan_force >= 2;
   p->trial = !p->have_plan         ? TRIAL_NONE
              : lms__plan_force != 0 ? TRIAL_DONE
@@ -822,6 +846,7 @@ static void plan_period(lms__plan_t *p) {
   p->trial_window_in = p->trial_plan_in = p->trial_dense_in = 0;
   p->trial_spread_in = p->trial_order_in = p->trial_late_in = 0;
   p->trial_late2_ns = p->trial_late2_in = 0;
+  p->trial_dorder_ns = p->trial_dorder_in = 0;
   p->late_kind[0] = p->late_kind[1] = -1;
   p->late_left[0] = p->late_left[1] = 0;
   p->kind_dirty = 0;
@@ -1821,6 +1846,8 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->order = p->planned && p->order;
   out->trial_order_ns = p->trial_order_ns;
   out->trial_dense_ns = p->trial_dense_ns;
+  out->trial_dorder_ns = p->trial_dorder_ns;
+  out->trial_dorder_in = p->trial_dorder_in;
   out->trial_window_in = p->trial_window_in;
   out->trial_plan_in = p->trial_plan_in;
   out->trial_dense_in = p->trial_dense_in;
