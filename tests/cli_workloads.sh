@@ -165,6 +165,26 @@ sys.exit(0 if v["density"] < v["end"] and v["best"] <= v["density"] else 1)'; th
   else
     fail=$((fail + 1)); echo "FAIL whole_keep on dlrm: $out"
   fi
+  # --exact (an integer programme, with scipy where a python3 has it): on
+  # DLRM at 2x with copies in free, the whole choice it finds is no worse
+  # than the search's and no better than the same programme in part.
+  sp=""
+  for c in "$py" /usr/bin/python3; do
+    if [ -x "$c" ] && "$c" -c 'import scipy.optimize' 2>/dev/null; then sp=$c; break; fi
+  done
+  if [ -z "$sp" ]; then
+    echo "skip whole_keep --exact: no python3 with scipy"
+  elif out=$("$sp" "$wk" "$dir/dlrm.trace" 1686503424 --large 400000000 \
+             --copies-free --exact) &&
+       echo "$out" | "$sp" -c 'import sys
+v = {l.split()[0]: l.split() for l in sys.stdin}
+whole, part, best = float(v["exact"][1]), float(v["exact"][8]), float(v["best"][1])
+print("whole_keep --exact on dlrm at 2x: whole %.3f, in part %.3f, best %.3f" % (whole, part, best))
+sys.exit(0 if part < whole <= best else 1)'; then
+    pass=$((pass + 1)); echo "ok   whole_keep --exact: in part < whole <= the search's best"
+  else
+    fail=$((fail + 1)); echo "FAIL whole_keep --exact on dlrm: $out"
+  fi
   printf 'lms-trace 1\nchunk 0 x a persistent\n' >"$dir/bad.trace"
   e1=$("$py" "$wk" "$dir/bad.trace" 1000 2>&1); r1=$?
   e2=$("$py" "$wk" "$dir/dlrm.trace" 0 2>&1); r2=$?

@@ -15,15 +15,26 @@ iteration by:
   best     every subset of the gaps of at least --large bytes kept, the
            smaller ones then decided by end: the best of those subsets
 
+  exact    (--exact) the fewest bytes with every gap kept whole or not,
+           by an integer programme over all of them (scipy's milp, HiGHS:
+           Debian's python3-scipy), and beside it the same programme with
+           gaps kept in part, as the lower bound of lms sim keeps them.
+           Every copy in has its room at the step before its use: none is
+           late, where `end`, `density` and `best` let a copy in take
+           room a step does not have (the plan counts those as late), so
+           `exact` can bring in more than they do
+
 With --copies-free a copy in takes no room before its use (a bound on
-what the plan's rule of that room costs).
+what the plan's rule of that room costs; with --exact, the bytes no
+whole-chunk policy can beat, where the lower bound's own programme
+keeps parts of chunks).
 
 Sizes are the trace's own (the runtime rounds large chunks to 512 bytes
 and counts a small one's share of its segment; neither moves these
 figures by more than a few bytes a chunk).  `best` tries 2^n subsets of
 the n large gaps and refuses more than 24.
 
-    whole_keep.py TRACE CAPACITY [--large BYTES] [--copies-free]
+    whole_keep.py TRACE CAPACITY [--large BYTES] [--copies-free] [--exact]
 """
 import argparse
 import sys
@@ -90,6 +101,40 @@ def decide(order, room, n, fixed=(), copies=True):
     return kept
 
 
+def exact(gaps, room, n, copies):
+    """The most bytes kept of gaps whose second use reads, every gap kept
+    whole or not (an integer programme), and kept in part (its
+    relaxation)."""
+    try:
+        import numpy as np
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import lil_matrix
+    except ImportError:
+        sys.exit("whole_keep: --exact needs scipy (Debian: apt-get install "
+                 "python3-scipy; run with that python3)")
+    a = lil_matrix((n, len(gaps)))
+    ub = np.array(room, dtype=float)
+    for j, g in enumerate(gaps):
+        for t in range(g[1] + 1, g[2]):
+            a[t % n, j] += g[3]
+        if g[4] and copies:
+            # Not kept, its copy in holds room at the step before its use:
+            # size x (1 - keep) there.
+            t = (g[2] - 1) % n
+            a[t, j] -= g[3]
+            ub[t] -= g[3]
+    gain = -np.array([g[3] if g[4] else 0 for g in gaps], dtype=float)
+    out = []
+    for whole in (1, 0):
+        r = milp(gain, constraints=LinearConstraint(a.tocsr(), -np.inf, ub),
+                 bounds=Bounds(0, 1), integrality=np.full(len(gaps), whole))
+        if r.x is None:
+            sys.exit("whole_keep: no choice fits (%s): a copy in finds no "
+                     "room before its use; try --copies-free" % r.message)
+        out.append(-r.fun)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
@@ -99,6 +144,9 @@ def main():
                          "whole in `best` (default 50000000)")
     ap.add_argument("--copies-free", action="store_true",
                     help="a copy in takes no room before its use")
+    ap.add_argument("--exact", action="store_true",
+                    help="also the fewest bytes by an integer programme "
+                         "(needs scipy)")
     a = ap.parse_args()
     if a.capacity <= 0:
         sys.exit("whole_keep: the capacity must be a positive number of bytes")
@@ -128,8 +176,14 @@ def main():
           ((need - decide(by_end, room, n, copies=cp)) / 1e9))
     print("density  %.3f GB in" %
           ((need - decide(dense, room, n, copies=cp)) / 1e9))
+    if a.exact:
+        whole, part = exact(gaps, room, n, cp)
+        print("exact    %.3f GB in (kept whole; in part %.3f GB)" %
+              ((need - whole) / 1e9, (need - part) / 1e9))
     large = [g for g in by_end if g[3] >= a.large]
     if len(large) > 24:
+        if a.exact:
+            return
         sys.exit("whole_keep: %d gaps of %d bytes or more; at most 24 are "
                  "searched (raise --large)" % (len(large), a.large))
     small = [g for g in by_end if g[3] < a.large]
