@@ -2228,7 +2228,7 @@ Test(planned, home_before_leaving_overlaps_the_step) {
 /* ... and with real bytes: every read of the chain's chunks, learned and
  * declared, sees what was last written, with activations written home
  * ahead of leaving and brought back in backward. */
-Test(planned, bytes_survive_home_before_leaving, .timeout = 120) {
+Test(planned, bytes_survive_home_before_leaving) {
   for (int declare = 0; declare < 2; declare++) {
     lms__workload_t w;
     chain_training(&w, 7, MiB, MiB / 8);
