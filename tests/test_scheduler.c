@@ -2148,6 +2148,16 @@ static void chain_training(lms__workload_t *w, int L, uint64_t act,
   cr_assert(eq(int, lms__wl_validate(w, err), LMS_OK), "%s", err);
 }
 
+/* The kth of the VGG-shaped chains of the tests below, of L layers, and
+ * its budget: outputs of 8 MiB and 0, 4 or 8 KiB more, under 1.10, 1.15,
+ * 1.20 or 1.25 times the largest step. */
+static void chain_case(lms__workload_t *w, int L, int k, char *limit_s,
+                       size_t n) {
+  chain_training(w, L, 8 * MiB + 4096 * (uint64_t)(k % 3), MiB / 2);
+  limit_text(lms__wl_max_step_bytes(w) * (uint64_t)(22 + k % 4) / 20,
+             limit_s, n);
+}
+
 /* Note [Leaving before making room] in graph/plan.c: the plan by end,
  * run alone (not on trial, not leaving late), brings in once settled the
  * bytes it planned and no more, on chains trained as VGG is (outputs
@@ -2159,10 +2169,8 @@ static void chain_training(lms__workload_t *w, int L, uint64_t act,
 Test(planned, a_plan_brings_in_what_it_planned) {
   for (int k = 0; k < 16; k++) {
     lms__workload_t w;
-    chain_training(&w, 6 + k / 4, 8 * MiB + 4096 * (uint64_t)(k % 3), MiB / 2);
     char limit_s[32], what[96];
-    limit_text(lms__wl_max_step_bytes(&w) * (uint64_t)(22 + k % 4) / 20,
-               limit_s, sizeof limit_s);
+    chain_case(&w, 6 + k / 4, k, limit_s, sizeof limit_s);
     snprintf(what, sizeof what, "%d layers under %s", 6 + k / 4, limit_s);
     lms__plan_info_t info;
     lms__replay_result_t res;
@@ -2190,10 +2198,8 @@ Test(planned, home_before_leaving_overlaps_the_step) {
   int faster = 0, runs = 0;
   for (int k = 0; k < 8; k++) {
     lms__workload_t w;
-    chain_training(&w, 6 + k / 2, 8 * MiB + 4096 * (uint64_t)(k % 3), MiB / 2);
     char limit_s[32], what[96];
-    limit_text(lms__wl_max_step_bytes(&w) * (uint64_t)(22 + k % 4) / 20,
-               limit_s, sizeof limit_s);
+    chain_case(&w, 6 + k / 2, k, limit_s, sizeof limit_s);
     for (int l = 0; l < 2; l++) {
       const char *link = l ? "pcie5" : "pcie3";
       snprintf(what, sizeof what, "%d layers under %s over %s", 6 + k / 2,
