@@ -130,10 +130,10 @@
  * back for each other.  O(1) a copy in
  * (bench/results/2026-11-25-sim-copies-in-order.md).
  * The plan by density (Note [Whole chunks kept]) is timed in order too.
- * VGG-16's training at 2x over pcie5 brings in fc0's weight and momentum
- * (411 MB each) for the optimiser's step at the end of the iteration,
- * the second only from the step after the first, since room for both
- * comes only then; three copies for the steps after it, with room
+ * VGG-16's training at 2x over pcie5 brings in two of fc0's weight,
+ * gradient and momentum (411 MB each) for the optimiser's step at the
+ * end of the iteration, the second only from the step after the first,
+ * since room for both comes only then; three copies for the steps after it, with room
  * earlier, went ahead of it on the link, and the step waited 19.5 ms.
  * In order: 117.3 -> 113.5 ms (1.423 -> 1.377 of the lower bound).  On
  * DLRM at 2x the same order holds a 402 MB table's copy behind a

@@ -1248,7 +1248,7 @@ static uint32_t window_reach(lms__plan_t *p, uint32_t n, uint64_t budget) {
  * link out the copies of those that leave now: the mixed-precision
  * decoder at 2x over pcie3 went from 1.066 to 1.213 of its lower bound.
  * A step ahead, of the nine traces' 108 runs, 22 gained up to 2.4 % and
- * two lost 0.9 % and 1.8 % (the trial then chose another way)
+ * two lost 0.9 % and 1.8 % (in the second the trial chose another way)
  * (bench/results/2026-11-29-sim-home-before-leaving.md).  Not where the
  * plan leaves dirty chunks late (Note [Leaving late]), which keeps them
  * dirty until their room is needed on purpose.  The test
