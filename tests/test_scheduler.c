@@ -1390,6 +1390,127 @@ Test(learned, a_changed_program_is_learned_again) {
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
+/* Steps of a program, each reading the chunks named by one string:
+ * 'x' the token chunk, '0'..'9' chunk e[0..9]; each step begins with
+ * lms_step_begin and computes 100 us. */
+static void run_steps(lms_ctx_t *ctx, lms_stream_t s, lms_chunk_t *x,
+                      lms_chunk_t **e, const uint64_t *esum, uint64_t xsum,
+                      const char *const *steps, int n) {
+  lms_status_t st;
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+    for (const char *c = steps[i]; *c; c++) {
+      if (*c == 'x')
+        cr_assert(eq(u64, lms_test_read(ctx, x, s, &st), xsum));
+      else
+        cr_assert(eq(u64, lms_test_read(ctx, e[*c - '0'], s, &st),
+                     esum[*c - '0']), "step %d reads %c", i, *c);
+    }
+    lms_compute(ctx, s, 100000);
+  }
+  cr_assert(eq(int, lms_stream_sync(ctx, s), LMS_OK));
+}
+
+/* A program of `n` chunks e (`size` bytes and i x `step` more) and one
+ * token chunk x of 256 KiB, under `limit`. */
+static lms_ctx_t *experts(const char *limit, int n, size_t size, size_t step,
+                          lms_stream_t *s, lms_chunk_t **x, uint64_t *xsum,
+                          lms_chunk_t **e, uint64_t *esum) {
+  lms_options_t *o = options("gpu-limit", limit, "policy", "schedule", NULL);
+  lms_ctx_t *ctx = context(o);
+  lms_options_destroy(o);
+  cr_assert(eq(int, lms_stream_create(ctx, s), LMS_OK));
+  lms_status_t st;
+  cr_assert(eq(int, lms_alloc(ctx, 256 * KiB, x), LMS_OK));
+  *xsum = lms_test_write(ctx, *x, *s, 7, &st);
+  for (int i = 0; i < n; i++) {
+    cr_assert(eq(int, lms_alloc(ctx, size + (size_t)i * step, &e[i]), LMS_OK));
+    esum[i] = lms_test_write(ctx, e[i], *s, 100 + (uint64_t)i, &st);
+    cr_assert(eq(int, st, LMS_OK));
+  }
+  return ctx;
+}
+
+/* Note [A false period] in graph/plan.c: an iteration of four "tokens",
+ * each a step reading x and then steps reading experts of distinct sizes,
+ * other experts in each token and three or four of them.  The step
+ * reading x repeats three times an iteration, each repeat a false period
+ * (its next steps differ); learning goes on from the same start and the
+ * whole iteration of 13 steps is the period, with no learning over. */
+Test(learned, a_false_period_gives_way_to_the_whole_one) {
+  static const char *const it[] = {"x", "0", "1", "x", "0", "2",
+                                   "x", "1", "2", "x", "0", "1", "2"};
+  lms_stream_t s;
+  lms_chunk_t *x, *e[4];
+  uint64_t xsum, esum[4];
+  lms_ctx_t *ctx = experts("64MiB", 4, 512 * KiB, 4096, &s, &x, &xsum, e, esum);
+  for (int k = 0; k < 4; k++) run_steps(ctx, s, x, e, esum, xsum, it, 13);
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(str, (char *)info.source, "learned"));
+  cr_assert(eq(u32, info.period, 13));
+  cr_assert(ge(u64, info.false_periods, 2));
+  cr_assert(eq(u64, info.relearns, 0));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
+
+/* The same where every token's steps look alike: experts of one size,
+ * two a token, other ones each time (a mixture-of-experts decoder at
+ * batch 1).  A step checked against the schedule that reads another live
+ * expert where the schedule has an older one does not repeat it (Note
+ * [Same shape, other chunk]): one token's steps are a false period, and
+ * the period is the iteration's 12 steps.  Checked by signature alone,
+ * the token was kept as the period, and its prediction of which expert
+ * comes next was wrong at every other token.  Under a budget of two
+ * experts beside x, the last iteration brings every expert in ahead. */
+Test(learned, another_live_chunk_in_the_place_of_one_breaks_a_period) {
+  static const char *const it[] = {"x", "0", "1", "x", "2", "3",
+                                   "x", "0", "2", "x", "1", "3"};
+  lms_stream_t s;
+  lms_chunk_t *x, *e[4];
+  uint64_t xsum, esum[4];
+  lms_ctx_t *ctx = experts("3MiB", 4, 1 * MiB, 0, &s, &x, &xsum, e, esum);
+  lms_stats_t a = stats_of(ctx), b = a;
+  for (int k = 0; k < 6; k++) {
+    a = b;
+    run_steps(ctx, s, x, e, esum, xsum, it, 12);
+    b = stats_of(ctx);
+  }
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  double hr = hit_rate(&a, &b);
+  cr_log_info("period %u, false periods %llu, last iteration's hit rate %.3f",
+              info.period, (unsigned long long)info.false_periods, hr);
+  cr_assert(eq(u32, info.period, 12));
+  cr_assert(ge(u64, info.false_periods, 1));
+  cr_assert(ge(dbl, hr, 0.75));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
+
+/* A false period whose start never comes back: the program changed right
+ * after it was taken (x 0 x 1, then a loop of 5 6 7 that never reads x).
+ * The record kept from x's step is given up once it is 16 times the
+ * false period long, and the loop's period of 3 is learned. */
+Test(learned, a_false_period_from_a_start_gone_is_given_up) {
+  static const char *const first[] = {"x", "0", "x", "1"};
+  static const char *const loop[] = {"5", "6", "7"};
+  lms_stream_t s;
+  lms_chunk_t *x, *e[8];
+  uint64_t xsum, esum[8];
+  lms_ctx_t *ctx = experts("64MiB", 8, 512 * KiB, 4096, &s, &x, &xsum, e, esum);
+  run_steps(ctx, s, x, e, esum, xsum, first, 4);
+  for (int k = 0; k < 20; k++) run_steps(ctx, s, x, e, esum, xsum, loop, 3);
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  cr_assert(eq(u32, info.period, 3));
+  cr_assert(ge(u64, info.false_periods, 1));
+  cr_assert(ge(u64, info.relearns, 1));
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+}
+
 /* ---- The runtime's trace -------------------------------------------------- */
 
 /* A program of three chunks and four steps, run twice with --trace: the

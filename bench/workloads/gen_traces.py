@@ -35,6 +35,15 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       bf16 weights, fp32 master weights and Adam moments
                       (12 bytes a parameter) read only by the optimizer,
                       gradients made in backward and freed after it
+  moe-decode.trace    eight decoding steps of a sparse mixture-of-experts
+                      decoder in bf16 (16 layers, d 2048, 8 experts of
+                      69 MB a layer, top-2 routing, batch 4): each step
+                      reads the experts its four tokens chose, a different
+                      set each step and layer (seeded), so an expert
+                      comes back after one layer pass or several; steps
+                      bound by device memory
+  moe-decode-b1.trace the same at batch 1: two experts a layer, so every
+                      token's steps look alike but for which experts
 """
 import os
 import random
@@ -502,10 +511,58 @@ def gpt_mixed():
     return t
 
 
+def moe_decode(b=4):
+    layers, d, ff, ne, ctx, F2, HBM_BPS = 16, 2048, 5632, 8, 1024, 2, 2e12
+    rng = random.Random(8)
+    t = Trace(f"moe-16x8-decode-b{b}-ctx1024")
+
+    def mem(flops, nbytes):
+        # Decoding is bound by device memory: a step takes at least its
+        # bytes read at HBM_BPS, as FLOPs at the modelled speed.
+        return max(flops, nbytes / HBM_BPS * TFLOPS)
+
+    attn = [t.chunk(4 * d * d * F2, f"l{i}.attn.w", True) for i in range(layers)]
+    router = [t.chunk(d * ne * F2, f"l{i}.router.w", True) for i in range(layers)]
+    kv = [t.chunk(2 * b * ctx * d * F2, f"l{i}.kv", True) for i in range(layers)]
+    experts = [[t.chunk(3 * d * ff * F2, f"l{i}.expert{e}.w", True)
+                for e in range(ne)] for i in range(layers)]
+    head = t.chunk(32000 * d * F2, "lm_head.w", True)
+    for tok in range(8):
+        x = t.chunk(b * d * F2, f"t{tok}.token")
+        t.step(1e5, f"t{tok}.embed", ("w", x))
+        for i in range(layers):
+            a = t.chunk(b * d * F2, f"t{tok}.l{i}.attn.out")
+            t.step(mem(2 * b * 4 * d * d + 4 * b * ctx * d,
+                       (4 * d * d + 2 * b * ctx * d) * F2),
+                   f"t{tok}.l{i}.attn",
+                   ("r", x), ("r", attn[i]), ("rw", kv[i]), ("w", a))
+            gate = t.chunk(b * ne * F4, f"t{tok}.l{i}.gate")
+            t.step(2 * b * d * ne, f"t{tok}.l{i}.router", ("r", a),
+                   ("r", router[i]), ("w", gate))
+            # Each of the b tokens picks two experts; each expert chosen
+            # runs once on the tokens that chose it.
+            chosen = {}
+            for _ in range(b):
+                for e in rng.sample(range(ne), 2):
+                    chosen[e] = chosen.get(e, 0) + 1
+            y = t.chunk(b * d * F2, f"t{tok}.l{i}.out")
+            for k, e in enumerate(sorted(chosen)):
+                t.step(mem(2 * chosen[e] * 3 * d * ff, 3 * d * ff * F2),
+                       f"t{tok}.l{i}.expert{e}",
+                       ("r", a), ("r", gate), ("r", experts[i][e]),
+                       ("rw" if k else "w", y))
+            x = y
+        logits = t.chunk(b * 32000 * F4, f"t{tok}.logits")
+        t.step(mem(2 * b * 32000 * d, 32000 * d * F2), f"t{tok}.lm_head",
+               ("r", x), ("r", head), ("w", logits))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
-             "gpt-mixed": gpt_mixed}
+             "gpt-mixed": gpt_mixed, "moe-decode": moe_decode,
+             "moe-decode-b1": lambda: moe_decode(1)}
 
 
 def main():

@@ -176,7 +176,11 @@ typedef struct lms__plan_info {
   const char *source;   /* "declared", "learned", "stack", "none" */
   uint32_t period;      /* steps in the schedule; 0 if none yet */
   uint64_t steps;       /* step boundaries seen */
-  uint64_t relearns;    /* times a learned schedule stopped matching */
+  uint64_t relearns;    /* times a learned schedule stopped matching
+                           and learning started over */
+  uint64_t false_periods; /* times one stopped matching within its first
+                           period and learning went on from the same
+                           start (Note [A false period] in plan.c) */
   const char *ahead;    /* what looks ahead now: "window", "plan",
                            "dense" (the plan deciding by density) or
                            "spread" (the spread plan) */

@@ -126,6 +126,12 @@ struct lms__plan {
                             step began */
   uint64_t acquire_serial; /* ... when the last acquire was seen */
   uint64_t relearns;
+  /* Note [A false period]: steps checked since the period was taken (up
+   * to one period), recorded past the schedule's as they were seen; and
+   * the first false period taken from this record's start (0: none). */
+  uint32_t checked, pass_steps, pass_refs;
+  uint32_t false_base;
+  uint64_t false_periods; /* the times one was found false */
 
   /* The current step's references, as seen. */
   pref_t *cur;
@@ -927,6 +933,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
   memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
   p->nsteps = period;
   p->nrefs = nrefs;
+  p->checked = p->pass_steps = p->pass_refs = 0;
   for (uint32_t i = 0; i < nrefs; i++) act_set(p, i, act_of(p, i));
   p->period = period;
   p->mode = MODE_ACTIVE;
@@ -984,7 +991,89 @@ static void restart_learning(lms__plan_t *p) {
   lms__period_starts_init(&p->starts);
   p->nsteps = p->nrefs = 0;
   p->period = p->pos = 0;
+  p->false_base = 0;
   p->mode = p->source == LMS_SCHED_LEARN ? MODE_LEARNING : MODE_NONE;
+}
+
+/* Note [A false period]
+ * A period is taken at the first step that repeats the record's start,
+ * and checked step by step from then on.  A program whose iteration
+ * holds the start's step more than once, each time among different
+ * steps, shows a false period there: a mixture-of-experts decoder that
+ * decodes eight tokens an iteration (bench/workloads/gen_traces.py's
+ * moe-decode) repeats its first token's embedding step at every token,
+ * but each token runs other experts, so the period of one token (122
+ * steps of 962) breaks a few steps into the next token.  Learning over
+ * from the step that broke it found another token-long false period from
+ * there, and so on for good: no schedule was ever kept, and at 2x over
+ * pcie5 the decoder took 2.10 of its lower bound under the window alone.
+ * So a period that breaks before one whole period of steps has checked
+ * out was false, not a change in the program: the record is kept, the
+ * steps checked are appended to it as they were seen, and learning goes
+ * on from the same start, where the next step that repeats it proposes a
+ * longer period (the decoder's 239, 359, ..., 839 and then 962, which
+ * holds: 1.07 of the bound).  A period that breaks after a whole period
+ * checked out is a change in the program, and learning starts over from
+ * the step that broke it, as before.  A record kept so that grows past
+ * FALSE_SPAN times the first false period from its start without a
+ * period that holds is taken for a change too, and learning starts over
+ * from the step then closing.
+ * A step checked against the period repeats the step it predicts only as
+ * learning asks it to (Note [Same shape, other chunk]): by signature,
+ * and with no older live chunk in the place of the one predicted.  By
+ * signature alone, the same decoder at batch 1 (moe-decode-b1), whose
+ * tokens each run two experts of one size, kept one token (66 steps of
+ * 528) as its period and bound each next token's experts to the keys of
+ * the last one's: every prediction of which expert comes next was wrong,
+ * and at 2x over pcie5 it brought in 28.5 GB an iteration, where LRU
+ * brought in 10.2 GB, and took 6.4 times its lower bound.  Checked so,
+ * each token is a false period and the iteration is found: 4.8 GB, 1.09
+ * of the bound (bench/results/2026-11-29-sim-home-before-leaving.md).
+ * Each false period costs one plan built (O(r log p)) and a copy of the
+ * steps checked, O(r) for r references. */
+#define FALSE_SPAN 16
+
+/* The current step, checked against the period's, recorded past the
+ * schedule (Note [A false period]).  -1 if memory runs out. */
+static int record_checked(lms__plan_t *p, uint64_t sig) {
+  uint32_t at = p->nsteps + p->pass_steps, ref_at = p->nrefs + p->pass_refs;
+  if (ref_at + p->ncur > PLAN_MAX_REFS) return -1;
+  if (grow_arr((void **)&p->steps, &p->steps_cap, at, sizeof *p->steps))
+    return -1;
+  for (uint32_t i = 0; i < p->ncur; i++) {
+    if (grow_arr((void **)&p->refs, &p->refs_cap, ref_at + i, sizeof *p->refs))
+      return -1;
+    p->refs[ref_at + i] = p->cur[i];
+  }
+  p->steps[at] = (pstep_t){.first = ref_at, .n = p->ncur, .sig = sig,
+                           .serial = p->swap->serial};
+  p->pass_steps++;
+  p->pass_refs += p->ncur;
+  return 0;
+}
+
+/* The period in force broke: learning goes on from the record's start
+ * with the steps checked appended (1), or, where the period had checked
+ * out whole, its record could not be kept or the record is already long,
+ * starts over (0). */
+static int keep_learning(lms__plan_t *p) {
+  uint32_t period = p->period;
+  if (p->checked >= period || p->checked != p->pass_steps ||
+      (p->false_base > 0 &&
+       (uint64_t)period + p->pass_steps >= (uint64_t)FALSE_SPAN * p->false_base))
+    return 0;
+  uint32_t base = p->false_base ? p->false_base : period;
+  drop_schedule(p);
+  p->swap->flat_use = 0;
+  p->nsteps = period + p->pass_steps;
+  p->nrefs += p->pass_refs;
+  p->checked = p->pass_steps = p->pass_refs = 0;
+  lms__period_starts_recorded(&p->starts, p->nsteps);
+  p->period = p->pos = 0;
+  p->false_base = base;
+  p->false_periods++;
+  p->mode = MODE_LEARNING;
+  return 1;
 }
 
 /* Note [Same shape, other chunk]
@@ -1050,12 +1139,31 @@ static void close_step(lms__plan_t *p) {
   if (p->mode == MODE_NONE || p->ncur == 0) return;
   uint64_t sig = step_sig(p->cur, p->ncur);
   if (p->mode == MODE_ACTIVE) {
-    if (p->steps[p->pos].sig == sig) {
+    if (p->steps[p->pos].sig == sig && repeats_step(p, p->pos)) {
+      /* Note [A false period]: the first period's steps, as seen. */
+      if (p->checked < p->period && p->checked == p->pass_steps &&
+          record_checked(p, sig) == 0)
+        p->checked++;
+      else if (p->checked < p->period)
+        p->checked = p->period; /* not recorded: it counts as whole */
       bind_current(p, p->pos);
       return;
     }
-    LMS_LOG(INFO, GRAPH, "learned schedule (period %u) stopped matching at "
-            "step %u; learning again", p->period, p->pos);
+    uint32_t period = p->period, pos = p->pos;
+    if (keep_learning(p)) {
+      LMS_LOG(INFO, GRAPH, "learned schedule (period %u) stopped matching at "
+              "step %u within its first period: a longer one is looked for",
+              period, pos);
+    } else {
+      LMS_LOG(INFO, GRAPH, "learned schedule (period %u) stopped matching at "
+              "step %u; learning again", p->period, p->pos);
+      p->relearns++;
+      restart_learning(p);
+    }
+  } else if (p->false_base > 0 &&
+             (uint64_t)p->nsteps >= (uint64_t)FALSE_SPAN * p->false_base) {
+    /* A record kept past false periods that grew too long: the program
+     * changed (Note [A false period]). */
     p->relearns++;
     restart_learning(p);
   }
@@ -1067,6 +1175,9 @@ static void close_step(lms__plan_t *p) {
     uint32_t period = p->nsteps;
     if (activate(p, period) == 0) {
       p->pos = 0;
+      /* Note [A false period]: this step is the first checked. */
+      if (record_checked(p, sig) == 0) p->checked = 1;
+      else p->checked = p->period;
       bind_current(p, 0);
       LMS_LOG(INFO, GRAPH, "learned a schedule of %u steps", period);
       return;
@@ -1834,6 +1945,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                                          : 0;
   out->steps = p->t;
   out->relearns = p->relearns;
+  out->false_periods = p->false_periods;
   out->ahead = !p->planned ? "window"
                : p->spread ? "spread"
                : p->dense  ? "dense"
