@@ -1431,6 +1431,15 @@ static lms_ctx_t *experts(const char *limit, int n, size_t size, size_t step,
   return ctx;
 }
 
+/* The planner's info once the program is done; the context goes. */
+static lms__plan_info_t finish(lms_ctx_t *ctx, lms_stream_t s) {
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  lms_stream_destroy(ctx, s);
+  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
+  return info;
+}
+
 /* Note [A false period] in graph/plan.c: an iteration of four "tokens",
  * each a step reading x and then steps reading experts of distinct sizes,
  * other experts in each token and three or four of them.  The step
@@ -1445,14 +1454,11 @@ Test(learned, a_false_period_gives_way_to_the_whole_one) {
   uint64_t xsum, esum[4];
   lms_ctx_t *ctx = experts("64MiB", 4, 512 * KiB, 4096, &s, &x, &xsum, e, esum);
   for (int k = 0; k < 4; k++) run_steps(ctx, s, x, e, esum, xsum, it, 13);
-  lms__plan_info_t info;
-  lms__plan_info(ctx->plan, &info);
+  lms__plan_info_t info = finish(ctx, s);
   cr_assert(eq(str, (char *)info.source, "learned"));
   cr_assert(eq(u32, info.period, 13));
   cr_assert(ge(u64, info.false_periods, 2));
   cr_assert(eq(u64, info.relearns, 0));
-  lms_stream_destroy(ctx, s);
-  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
 /* The same where every token's steps look alike: experts of one size,
@@ -1477,16 +1483,13 @@ Test(learned, another_live_chunk_in_the_place_of_one_breaks_a_period) {
     run_steps(ctx, s, x, e, esum, xsum, it, 12);
     b = stats_of(ctx);
   }
-  lms__plan_info_t info;
-  lms__plan_info(ctx->plan, &info);
+  lms__plan_info_t info = finish(ctx, s);
   double hr = hit_rate(&a, &b);
   cr_log_info("period %u, false periods %llu, last iteration's hit rate %.3f",
               info.period, (unsigned long long)info.false_periods, hr);
   cr_assert(eq(u32, info.period, 12));
   cr_assert(ge(u64, info.false_periods, 1));
   cr_assert(ge(dbl, hr, 0.75));
-  lms_stream_destroy(ctx, s);
-  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
 /* A false period whose start never comes back: the program changed right
@@ -1502,13 +1505,10 @@ Test(learned, a_false_period_from_a_start_gone_is_given_up) {
   lms_ctx_t *ctx = experts("64MiB", 8, 512 * KiB, 4096, &s, &x, &xsum, e, esum);
   run_steps(ctx, s, x, e, esum, xsum, first, 4);
   for (int k = 0; k < 20; k++) run_steps(ctx, s, x, e, esum, xsum, loop, 3);
-  lms__plan_info_t info;
-  lms__plan_info(ctx->plan, &info);
+  lms__plan_info_t info = finish(ctx, s);
   cr_assert(eq(u32, info.period, 3));
   cr_assert(ge(u64, info.false_periods, 1));
   cr_assert(ge(u64, info.relearns, 1));
-  lms_stream_destroy(ctx, s);
-  cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
 /* ---- The runtime's trace -------------------------------------------------- */
