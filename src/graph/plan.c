@@ -127,9 +127,11 @@ struct lms__plan {
   uint64_t acquire_serial; /* ... when the last acquire was seen */
   uint64_t relearns;
   /* Note [A false period]: steps checked since the period was taken (up
-   * to one period), recorded past the schedule's as they were seen; and
-   * the first false period taken from this record's start (0: none). */
-  uint32_t checked, pass_steps, pass_refs;
+   * to one period), recorded past the schedule's as they were seen (the
+   * period's length once one could not be recorded: it then counts as
+   * checked out whole); and the first false period taken from this
+   * record's start (0: none). */
+  uint32_t pass_steps, pass_refs;
   uint32_t false_base;
   uint64_t false_periods; /* the times one was found false */
 
@@ -933,7 +935,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
   memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
   p->nsteps = period;
   p->nrefs = nrefs;
-  p->checked = p->pass_steps = p->pass_refs = 0;
+  p->pass_steps = p->pass_refs = 0;
   for (uint32_t i = 0; i < nrefs; i++) act_set(p, i, act_of(p, i));
   p->period = period;
   p->mode = MODE_ACTIVE;
@@ -1058,7 +1060,7 @@ static int record_checked(lms__plan_t *p, uint64_t sig) {
  * starts over (0). */
 static int keep_learning(lms__plan_t *p) {
   uint32_t period = p->period;
-  if (p->checked >= period || p->checked != p->pass_steps ||
+  if (p->pass_steps >= period ||
       (p->false_base > 0 &&
        (uint64_t)period + p->pass_steps >= (uint64_t)FALSE_SPAN * p->false_base))
     return 0;
@@ -1067,7 +1069,7 @@ static int keep_learning(lms__plan_t *p) {
   p->swap->flat_use = 0;
   p->nsteps = period + p->pass_steps;
   p->nrefs += p->pass_refs;
-  p->checked = p->pass_steps = p->pass_refs = 0;
+  p->pass_steps = p->pass_refs = 0;
   lms__period_starts_recorded(&p->starts, p->nsteps);
   p->period = p->pos = 0;
   p->false_base = base;
@@ -1141,11 +1143,8 @@ static void close_step(lms__plan_t *p) {
   if (p->mode == MODE_ACTIVE) {
     if (p->steps[p->pos].sig == sig && repeats_step(p, p->pos)) {
       /* Note [A false period]: the first period's steps, as seen. */
-      if (p->checked < p->period && p->checked == p->pass_steps &&
-          record_checked(p, sig) == 0)
-        p->checked++;
-      else if (p->checked < p->period)
-        p->checked = p->period; /* not recorded: it counts as whole */
+      if (p->pass_steps < p->period && record_checked(p, sig) != 0)
+        p->pass_steps = p->period; /* not recorded: it counts as whole */
       bind_current(p, p->pos);
       return;
     }
@@ -1176,8 +1175,7 @@ static void close_step(lms__plan_t *p) {
     if (activate(p, period) == 0) {
       p->pos = 0;
       /* Note [A false period]: this step is the first checked. */
-      if (record_checked(p, sig) == 0) p->checked = 1;
-      else p->checked = p->period;
+      if (record_checked(p, sig) != 0) p->pass_steps = p->period;
       bind_current(p, 0);
       LMS_LOG(INFO, GRAPH, "learned a schedule of %u steps", period);
       return;
