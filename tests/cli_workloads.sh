@@ -180,7 +180,13 @@ sys.exit(0 if v["density"] < v["end"] and v["best"] <= v["density"] else 1)'; th
     if [ -x "$c" ] && "$c" -c 'import scipy.optimize' 2>/dev/null; then sp=$c; break; fi
   done
   if [ -z "$sp" ]; then
-    echo "skip whole_keep --exact: no python3 with scipy"
+    # Without scipy, --exact is refused by name.
+    e0=$("$py" "$wk" "$dir/dlrm.trace" 1686503424 --exact 2>&1); r0=$?
+    if [ $r0 -ne 0 ] && echo "$e0" | grep -q "exact needs scipy"; then
+      pass=$((pass + 1)); echo "ok   whole_keep --exact without scipy says it needs it"
+    else
+      fail=$((fail + 1)); echo "FAIL whole_keep --exact without scipy: $e0"
+    fi
   elif out=$("$sp" "$wk" "$dir/dlrm.trace" 1686503424 --large 400000000 \
              --copies-free --exact) &&
        echo "$out" | "$sp" -c 'import sys
