@@ -52,17 +52,23 @@ py=$(command -v python3 || true)
 if [ -n "$py" ]; then
   "$py" "$here/../bench/workloads/gen_traces.py" "$dir" >/dev/null
   # No refusal, no run below the lower bound, and furthest-next-use
-  # victims never bring in more than LRU victims (sweep.py's exit status).
-  # DLRM, held out until the plan by density (bench/results/
+  # victims never bring in more than LRU victims (sweep.py's exit status),
+  # but for the runs --known-over-lru lists, which are open failures of
+  # that and must go on failing (one that stops is reported, to be taken
+  # off).  DLRM, held out until the plan by density (bench/results/
   # 2026-11-28-sim-whole-chunks-kept.md), brought in more than LRU over
   # pcie3 before it; the mixed-precision decoder was held out until
   # bench/results/2026-11-28-sim-leaving-before-room.md, the two
   # mixture-of-experts decoders until Note [A false period] in
   # src/graph/plan.c (bench/results/2026-11-29-sim-home-before-leaving.md).
-  out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" "$dir/oddsizes.trace" \
-        "$dir/stream.trace" "$dir/resnet50.trace" "$dir/gpt2-medium.trace" \
-        "$dir/random4k.trace" "$dir/vgg16.trace" "$dir/llama-decode.trace" \
-        "$dir/dlrm.trace" "$dir/gpt-mixed.trace" "$dir/moe-decode.trace" \
+  # The U-Net and the LSTM joined untuned (bench/results/
+  # 2026-11-29-sim-fresh-room.md).
+  # The trace paths have no spaces: $traces is split on purpose.
+  traces="$dir/oddsizes.trace $dir/stream.trace $dir/resnet50.trace
+          $dir/gpt2-medium.trace $dir/random4k.trace $dir/vgg16.trace
+          $dir/llama-decode.trace $dir/dlrm.trace $dir/gpt-mixed.trace
+          $dir/moe-decode.trace $dir/unet2d.trace $dir/lstm.trace"
+  out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" $traces \
         "$dir/moe-decode-b1.trace" --over 2,4,10 --links pcie3 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
@@ -70,16 +76,13 @@ if [ -n "$py" ]; then
     fail=$((fail + 1)); echo "FAIL generated traces:"; echo "$out" | sed 's/^/     /'
   fi
   # The same where the device tells a stream's wait only after it, as a
-  # GPU does (Note [Stalls measured after the fact]).  Not the decoder of
-  # experts at batch 1: there, at 10x, the window brings in 0.6 % more
-  # than LRU victims with the window do (17.82 GB against 17.72), which
-  # fails the check; it is an open failure of it, not a passing case.
+  # GPU does (Note [Stalls measured after the fact]).  Known: the decoder
+  # of experts at batch 1 at 10x, where the window brings in 0.6 % more
+  # than LRU victims with the window do (17.82 GB against 17.72), an open
+  # failure of the check, held in the sweep so that a change shows.
   out=$(LMS_SIM_MEASURED_WAITS=on "$py" "$here/../bench/workloads/sweep.py" \
-        "$lms" "$dir/oddsizes.trace" "$dir/stream.trace" \
-        "$dir/resnet50.trace" "$dir/gpt2-medium.trace" "$dir/random4k.trace" \
-        "$dir/vgg16.trace" "$dir/llama-decode.trace" "$dir/dlrm.trace" \
-        "$dir/gpt-mixed.trace" "$dir/moe-decode.trace" --over 2,4,10 \
-        --links pcie3 2>&1)
+        "$lms" $traces "$dir/moe-decode-b1.trace" --over 2,4,10 \
+        --links pcie3 --known-over-lru moe-decode-b1:10 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces, waits measured as on a GPU"
   else

@@ -44,6 +44,13 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       bound by device memory
   moe-decode-b1.trace the same at batch 1: two experts a layer, so every
                       token's steps look alike but for which experts
+  unet2d.trace        a 2D U-Net's training step at 256^2, batch 8, Adam:
+                      each level's output kept across the network for
+                      the decoder's skip connection and for backward
+  lstm.trace          a three-layer LSTM's training step, layer by layer
+                      over 256 time steps (hidden 2048, batch 64, Adam):
+                      a layer's weights read at every time step, its
+                      gradient added to at every step of backward
 """
 import os
 import random
@@ -558,11 +565,131 @@ def moe_decode(b=4):
     return t
 
 
+def unet2d():
+    """A 2D U-Net's training step (a diffusion model's denoiser, without
+    attention) at 256^2, batch 8, Adam: two 3x3 convolutions a level at
+    64-512 channels, a strided convolution down and a transposed one up,
+    each level's output kept for the decoder's concatenation (the skip)
+    and read again in backward."""
+    b, F = 8, F4
+    t = Trace("unet2d-256-b8-train")
+    x = t.chunk(b * 4 * 256 * 256 * F, "input", True)
+    layers = []  # (name, weight, grad, m, v, ins, flops)
+
+    def conv(name, ins, cin, cout, k, hw):
+        wbytes = cin * cout * k * k * F
+        w, g, m, v = (t.chunk(wbytes, f"{name}.{s}", True)
+                      for s in ("w", "w.grad", "adam.m", "adam.v"))
+        out = t.chunk(b * cout * hw * hw * F, f"{name}.out")
+        flops = 2 * b * cin * cout * k * k * hw * hw
+        t.step(flops, name, *[("r", i) for i in ins], ("r", w), ("w", out))
+        layers.append((name, w, g, m, v, ins, flops))
+        return out
+
+    widths = (64, 128, 256, 512)
+    y, c, hw, skips = x, 4, 256, []
+    for lvl, wd in enumerate(widths):
+        y = conv(f"down{lvl}.a", [y], c, wd, 3, hw)
+        y = conv(f"down{lvl}.b", [y], wd, wd, 3, hw)
+        skips.append((y, wd, hw))
+        c = wd
+        if lvl + 1 < len(widths):
+            hw //= 2
+            y = conv(f"down{lvl}.pool", [y], wd, wd, 2, hw)
+    for lvl in range(len(widths) - 2, -1, -1):
+        sk, wd, shw = skips[lvl]
+        y = conv(f"up{lvl}.t", [y], c, wd, 2, shw)
+        y = conv(f"up{lvl}.a", [y, sk], 2 * wd, wd, 3, shw)
+        y = conv(f"up{lvl}.b", [y], wd, wd, 3, shw)
+        c = wd
+    y = conv("head", [y], c, 4, 1, 256)
+    dy = t.chunk(t.chunks[y][1], "loss.grad")
+    t.step(1e6, "loss", ("r", y), ("w", dy))
+    grads = {}  # a chunk read by two layers gets its gradient added to
+    for name, w, g, m, v, ins, flops in reversed(layers):
+        refs = [("r", dy), ("r", w), ("w", g)]
+        for i in ins:
+            if i == x:
+                continue
+            if i in grads:
+                refs.append(("rw", grads[i]))
+            else:
+                grads[i] = t.chunk(t.chunks[i][1], name + ".in.grad")
+                refs.append(("w", grads[i]))
+            refs.append(("r", i))
+        t.step(2 * flops, name + ".bwd", *refs)
+        dy = grads.get(ins[0], dy)
+    for name, w, g, m, v, ins, flops in layers:
+        t.step(10 * t.chunks[w][1] // F, "adam." + name, ("rw", w),
+               ("r", g), ("rw", m), ("rw", v))
+    return t
+
+
+def lstm():
+    """A three-layer LSTM language model's training step, layer by layer
+    as cuDNN runs it (hidden 2048, batch 64, 256 time steps, Adam): each
+    layer's 134 MB of weights read at every time step of its layer, its
+    gradient added to at every time step of backward, and each step's
+    gates and states (2.6 MB) kept from forward for backward."""
+    b, h, steps, F = 64, 2048, 256, F4
+    t = Trace("lstm3-h2048-b64-t256-train")
+    emb = t.chunk(steps * b * h * F, "embedded", True)
+    w, g, m, v = [], [], [], []
+    for lyr in range(3):
+        wb = 4 * h * 2 * h * F
+        w.append(t.chunk(wb, f"l{lyr}.w", True))
+        g.append(t.chunk(wb, f"l{lyr}.w.grad", True))
+        m.append(t.chunk(wb, f"l{lyr}.adam.m", True))
+        v.append(t.chunk(wb, f"l{lyr}.adam.v", True))
+    flops = 2 * b * 4 * h * 2 * h
+    saved = []  # per layer, per time step: (gates, h)
+    xs = [None] * steps  # layer input per time step; None: the embedding
+    for lyr in range(3):
+        hs, layer = [], []
+        for s in range(steps):
+            gates = t.chunk(b * 4 * h * F, f"l{lyr}.t{s}.gates")
+            hc = t.chunk(2 * b * h * F, f"l{lyr}.t{s}.hc")
+            refs = [("r", emb if xs[s] is None else xs[s]), ("r", w[lyr])]
+            if s:
+                refs.append(("r", hs[-1]))
+            t.step(flops, f"l{lyr}.t{s}", *refs, ("w", gates), ("w", hc))
+            hs.append(hc)
+            layer.append((gates, hc))
+        saved.append(layer)
+        xs = hs
+    logits_g = t.chunk(b * h * F * steps, "out.grad")
+    t.step(2 * b * h * 32000 * steps, "head+loss", *[("r", x) for x in xs],
+           ("w", logits_g))
+    dys = [None] * steps
+    for lyr in range(2, -1, -1):
+        dh = None
+        nd = [None] * steps
+        for s in range(steps - 1, -1, -1):
+            gates, hc = saved[lyr][s]
+            din = t.chunk(b * h * F, f"l{lyr}.t{s}.in.grad")
+            dnext = t.chunk(2 * b * h * F, f"l{lyr}.t{s}.h.grad")
+            refs = [("r", logits_g if dys[s] is None else dys[s]),
+                    ("r", gates), ("r", hc), ("r", w[lyr]),
+                    ("w" if s == steps - 1 else "rw", g[lyr])]
+            if dh is not None:
+                refs.append(("r", dh))
+            t.step(2 * flops, f"l{lyr}.t{s}.bwd", *refs, ("w", din),
+                   ("w", dnext))
+            dh = dnext
+            nd[s] = din
+        dys = nd
+    for lyr in range(3):
+        t.step(10 * t.chunks[w[lyr]][1] // F, f"adam.l{lyr}", ("rw", w[lyr]),
+               ("r", g[lyr]), ("rw", m[lyr]), ("rw", v[lyr]))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
              "gpt-mixed": gpt_mixed, "moe-decode": moe_decode,
-             "moe-decode-b1": lambda: moe_decode(1)}
+             "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
+             "lstm": lstm}
 
 
 def main():
