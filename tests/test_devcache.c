@@ -957,3 +957,68 @@ Test(devcache_grow, new_segment_serves_its_request, .init = cache_up,
   cr_assert(eq(u64, reserved(), 8 * MIB));
   cr_assert(eq(i64, segments(), 1));
 }
+
+/* Note [Fresh room before a wait]: in paged mode a block pending on
+ * another stream is taken only where no new segment can be had. */
+Test(devcache_stream, paged_room_comes_before_a_pending_segment,
+     .init = cache_up, .fini = cache_down) {
+  dc.paged = 1;
+  dc.small_max = 64 * KIB;
+  void *A = new_stream(), *B = new_stream();
+  char *x = get(8 * MIB, A);
+  dc.limit = reserved() + 8 * MIB; /* room for one more */
+  busy(A, FOREVER_NS);
+  put(x, A); /* pending on A: a write-back still reading it */
+  char *y = get(8 * MIB, B);
+  cr_assert(y != x, "B took the segment A's work still uses, with room to "
+            "grow one");
+  cr_assert(eq(i64, segments(), 2));
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS),
+            "B waited for A's work");
+  /* Short of room by a ready empty segment of another size: it goes back
+   * to make the room, and still nothing waits. */
+  put(y, NULL);
+  char *z = get(4 * MIB, B); /* y's ready segment went back for it */
+  cr_assert(eq(i64, segments(), 2));
+  put(z, NULL);
+  dc.limit = reserved() + 4 * MIB; /* x pending, z's 4 MiB ready */
+  char *w = get(8 * MIB, B);
+  cr_assert(w != x);
+  cr_assert(eq(i64, segments(), 2), "z's segment should have gone back");
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS),
+            "B waited though a ready segment could go back");
+  /* No room and nothing ready: then B takes x, ordered after A's work on
+   * the device, the host not blocked. */
+  dc.limit = reserved();
+  char *v = get(8 * MIB, B);
+  cr_assert(eq(ptr, v, x));
+  cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS));
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  cr_assert(ge(u64, dev->ops->now_ns(dev), FOREVER_NS),
+            "B's work could start before A's work on the segment was done");
+  put(v, NULL);
+  put(w, NULL);
+}
+
+/* ... but a request under LMS__SMALL_REQUEST still takes the pending
+ * segment of its size, ordered after A's work, though the budget has
+ * room. */
+Test(devcache_stream, paged_small_requests_take_the_pending_segment,
+     .init = cache_up, .fini = cache_down) {
+  dc.paged = 1;
+  dc.small_max = 64 * KIB;
+  void *A = new_stream(), *B = new_stream();
+  char *x = get(512 * KIB, A);
+  dc.limit = reserved() + 8 * MIB;
+  busy(A, FOREVER_NS);
+  put(x, A);
+  char *y = get(512 * KIB, B);
+  cr_assert(eq(ptr, y, x));
+  cr_assert(eq(i64, segments(), 1));
+  cr_assert(lt(u64, dev->ops->now_ns(dev), FOREVER_NS));
+  cr_assert(eq(int, dev->ops->stream_sync(dev, B), LMS_OK));
+  cr_assert(ge(u64, dev->ops->now_ns(dev), FOREVER_NS));
+  put(y, NULL);
+}

@@ -723,6 +723,34 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
  * budget are the device allocator's business: CUDA's pool rounds its own
  * reservations to 2 MiB pages and packs our segments into them. */
 
+/* Note [Fresh room before a wait]
+ * In paged mode a request with no free segment of its size, ready or its
+ * own stream's, took one of that size pending on another stream, and its
+ * stream waited for that stream's work on the block: most often a chunk's
+ * write-back, on the copy stream out.  The budget may have had room all
+ * along.  In a recurrent network's forward each step writes 3 MB of new
+ * state, and at each boundary the free reserve (Note [Free reserve] in
+ * graph/plan.c) evicts 3 MB, a dirty 1 MB chunk among it, while 79 MB of
+ * the budget are free: the step's new 1 MB chunk took that victim's block
+ * and waited for its write-back, 26 us of every 86 us step.  Now a request
+ * of at least LMS__SMALL_REQUEST (1 MiB) first makes room for a segment of
+ * its own, returning empty ready segments (device calls, no waiting) and
+ * growing one if the budget then allows, and takes a block pending on
+ * another stream only where none can be had, as split segments always did
+ * (Note [Stream-ordered reuse]).  Copies in gain too: a prefetch no longer
+ * waits for a victim's write-back where the budget has room.  Smaller
+ * requests keep taking the pending block: on GoogleNet's training over
+ * pcie3 two 128.5 KiB requests of the compute stream an iteration taking
+ * fresh room made the window's third iteration 27 % slower (1619.6 ->
+ * 2050.1 ms; the settled iteration, the plan's, is 3.8 % faster with or
+ * without them); why two small blocks cost that much was not traced.  `lms sim` over
+ * the thirteen traces of bench/workloads/gen_traces.py at 2x, 4x and 10x
+ * over four links (bench/results/2026-11-29-sim-fresh-room.md): 34 of 156
+ * runs faster by more than 0.3 %, up to 5.8 % (the LSTM at 2x over pcie3;
+ * at 4x over pcie5 281.2 -> 269.8 ms, LRU's 268.0), 2 slower, by 0.6 % and
+ * 1.5 %; with waits measured after the fact, 36 faster and 4 slower, GPT-2
+ * at 10x over nvlink2 by 5.1 %, where the trial now keeps the window. */
+
 /* Returns the segment of the whole-segment free block b to the device;
  * a pending b only for a `stream`, which first waits for it. */
 static lms_status_t release_segment(lms__devcache_t *dc, lms__block_t *b,
@@ -804,6 +832,19 @@ static lms_status_t paged_alloc(lms__devcache_t *dc, size_t size, void *stream,
   lms__block_t *mine = stream != NULL
       ? exact_segment(dc, &dc->pending_blocks, stream, want, 0) : NULL;
   if (mine != NULL && (b == NULL || mine->ptr < b->ptr)) b = mine;
+  /* Note [Fresh room before a wait]. */
+  if (b == NULL && stream != NULL && want >= LMS__SMALL_REQUEST) {
+    lms__avl_node_t *n;
+    while (!lms__budget_fits(reserved(dc), want, dc->limit, 0) &&
+           (n = lms__avl_first(&dc->empty_ready)) != NULL)
+      LMS_CHECK(release_segment(
+          dc, LMS__CONTAINER_OF(n, lms__segment_t, enode)->first, stream));
+    if (lms__budget_fits(reserved(dc), want, dc->limit, 0)) {
+      lms_status_t st = grow(dc, want);
+      if (st == LMS_OK) b = dc->segments->first;
+      else if (st != LMS_ERR_DEVICE_OOM) return st;
+    }
+  }
   /* Else one pending on another stream, which this one then waits for:
    * the lowest address among each stream's first. */
   lms__block_t *other = NULL;
