@@ -958,17 +958,25 @@ Test(devcache_grow, new_segment_serves_its_request, .init = cache_up,
   cr_assert(eq(i64, segments(), 1));
 }
 
+/* In paged mode, a segment of `size` freed on A while A is busy: pending,
+ * as a victim's block is while its write-back runs; the budget has room
+ * for 8 MiB more. */
+static char *paged_pending(void *A, size_t size) {
+  dc.paged = 1;
+  dc.small_max = 64 * KIB;
+  char *x = get(size, A);
+  dc.limit = reserved() + 8 * MIB;
+  busy(A, FOREVER_NS);
+  put(x, A);
+  return x;
+}
+
 /* Note [Fresh room before a wait]: in paged mode a block pending on
  * another stream is taken only where no new segment can be had. */
 Test(devcache_stream, paged_room_comes_before_a_pending_segment,
      .init = cache_up, .fini = cache_down) {
-  dc.paged = 1;
-  dc.small_max = 64 * KIB;
   void *A = new_stream(), *B = new_stream();
-  char *x = get(8 * MIB, A);
-  dc.limit = reserved() + 8 * MIB; /* room for one more */
-  busy(A, FOREVER_NS);
-  put(x, A); /* pending on A: a write-back still reading it */
+  char *x = paged_pending(A, 8 * MIB);
   char *y = get(8 * MIB, B);
   cr_assert(y != x, "B took the segment A's work still uses, with room to "
             "grow one");
@@ -1007,13 +1015,8 @@ Test(devcache_stream, paged_room_comes_before_a_pending_segment,
  * room. */
 Test(devcache_stream, paged_small_requests_take_the_pending_segment,
      .init = cache_up, .fini = cache_down) {
-  dc.paged = 1;
-  dc.small_max = 64 * KIB;
   void *A = new_stream(), *B = new_stream();
-  char *x = get(512 * KIB, A);
-  dc.limit = reserved() + 8 * MIB;
-  busy(A, FOREVER_NS);
-  put(x, A);
+  char *x = paged_pending(A, 512 * KIB);
   char *y = get(512 * KIB, B);
   cr_assert(eq(ptr, y, x));
   cr_assert(eq(i64, segments(), 1));
