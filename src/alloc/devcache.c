@@ -746,10 +746,11 @@ static lms_status_t alloc_impl(lms__devcache_t *dc, size_t size, void *stream,
  * without them); why two small blocks cost that much was not traced.
  * `lms sim` over the thirteen traces of bench/workloads/gen_traces.py at
  * 2x, 4x and 10x over four links
- * (bench/results/2026-11-29-sim-fresh-room.md): 34 of 156 runs faster by more than 0.3 %, up to 5.8 % (the LSTM at 2x over pcie3;
- * at 4x over pcie5 281.2 -> 269.8 ms, LRU's 268.0), 2 slower, by 0.6 % and
- * 1.5 %; with waits measured after the fact, 36 faster and 4 slower, GPT-2
- * at 10x over nvlink2 by 5.1 %, where the trial now keeps the window. */
+ * (bench/results/2026-11-29-sim-fresh-room.md): 34 of 156 runs faster
+ * by more than 0.3 %, up to 5.8 % (the LSTM at 2x over pcie3; at 4x over
+ * pcie5 281.2 -> 269.8 ms, LRU's 268.0), 2 slower, by 0.6 % and 1.5 %;
+ * with waits measured after the fact, 36 faster and 4 slower, GPT-2 at
+ * 10x over nvlink2 by 5.1 %, where the trial now keeps the window. */
 
 /* Returns the segment of the whole-segment free block b to the device;
  * a pending b only for a `stream`, which first waits for it. */
