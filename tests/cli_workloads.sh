@@ -89,6 +89,24 @@ if [ -n "$py" ]; then
     fail=$((fail + 1)); echo "FAIL generated traces, waits measured:"
     echo "$out" | sed 's/^/     /'
   fi
+  # --known-over-lru: a listing it cannot read is refused by name, and a
+  # listed run that brings in no more than LRU fails the sweep, named.
+  sw="$here/../bench/workloads/sweep.py"
+  e1=$("$py" "$sw" "$lms" "$dir/oddsizes.trace" --over 2 --links pcie3 \
+       --known-over-lru oddsizes 2>&1); r1=$?
+  e2=$("$py" "$sw" "$lms" "$dir/oddsizes.trace" --over 2 --links pcie3 \
+       --known-over-lru oddsizes:two 2>&1); r2=$?
+  e3=$("$py" "$sw" "$lms" "$dir/oddsizes.trace" --over 2 --links pcie3 \
+       --known-over-lru oddsizes:2:pcie3 2>&1); r3=$?
+  if [ $r1 -ne 0 ] && echo "$e1" | grep -q "'oddsizes' is not NAME:OVER" &&
+     [ $r2 -ne 0 ] && echo "$e2" | grep -q "'oddsizes:two' is not" &&
+     [ $r3 -ne 0 ] &&
+     echo "$e3" | grep -q "KNOWN FAILURE GONE: oddsizes 2x pcie3"; then
+    pass=$((pass + 1)); echo "ok   sweep.py --known-over-lru checks its list"
+  else
+    fail=$((fail + 1)); echo "FAIL sweep.py --known-over-lru:"
+    printf '%s\n%s\n%s\n' "$e1" "$e2" "$e3" | tail -n 12 | sed 's/^/     /'
+  fi
   # Note [A window that adapts]: streaming inference under the default
   # window brings in at most 1.3x the fewest bytes (1.73x with the whole
   # window, before the window adapted).
