@@ -229,6 +229,25 @@ sys.exit(0 if part < whole <= best else 1)'; then
   else
     fail=$((fail + 1)); echo "FAIL whole_keep bad input: $e1 / $e2"
   fi
+  # pieces.py: the chunks of at least capacity / DIV bytes become pieces
+  # that every step names together; the pieced trace holds the same bytes
+  # (the script fails otherwise), lms runs it, and it has more chunks.
+  pc="$here/../bench/workloads/pieces.py"
+  out=$("$py" "$pc" "$lms" "$dir/oddsizes.trace" --piece 4 --div 16 \
+        --over 2 --links pcie3 --keep "$dir/pieced" 2>&1); r=$?
+  n0=$(grep -c '^chunk' "$dir/oddsizes.trace")
+  n1=$(grep -c '^chunk' "$dir/pieced/oddsizes-2x.trace" 2>/dev/null || echo 0)
+  b0=$(awk '$1 == "chunk" { s += $3 } END { print s }' "$dir/oddsizes.trace")
+  b1=$(awk '$1 == "chunk" { s += $3 } END { print s }' \
+       "$dir/pieced/oddsizes-2x.trace" 2>/dev/null)
+  e=$("$py" "$pc" "$lms" "$dir/oddsizes.trace" --piece 0.5 2>&1); r2=$?
+  if [ $r -eq 0 ] && echo "$out" | grep -q "^  pieces: *median" &&
+     [ "$n1" -gt "$n0" ] && [ "$b0" = "$b1" ] && [ $r2 -ne 0 ] &&
+     echo "$e" | grep -q "piece is MiB, at least 1"; then
+    pass=$((pass + 1)); echo "ok   pieces.py splits large chunks ($n0 -> $n1 chunks, $b1 bytes) and refuses a piece under 1 MiB"
+  else
+    fail=$((fail + 1)); echo "FAIL pieces.py (exit $r, $n0 -> $n1 chunks, $b0 vs $b1 bytes): $out / $e"
+  fi
 else
   echo "skip generated traces: no python3"
 fi
