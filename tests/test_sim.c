@@ -665,7 +665,7 @@ Test(sim_fault, every_op_is_counted, .init = sim_up, .fini = sim_down) {
   cr_assert(eq(str, (char *)lms__dev_op_names[LMS__DEVOP_copy_d2h],
                "copy_d2h"));
   cr_assert(eq(str, (char *)lms__dev_op_names[LMS__DEVOP_COUNT - 1],
-               "compute"));
+               "dev_map"));
 }
 
 /* ---- Determinism and threads ------------------------------------------- */

@@ -72,6 +72,7 @@ static lms_status_t ctx_create(const lms_options_t *opts, lms_dev_t *dev,
       .host_limit = ctx->opts.host_limit,
       .node_host_limit = ctx->opts.node_host_limit,
       .policy = ctx->opts.policy,
+      .piece = ctx->opts.piece_size,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
   if (ctx->dev->ops->set_budget != NULL)
@@ -377,6 +378,11 @@ int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk) {
   if (ctx == NULL || !lms__swap_is_chunk(chunk)) return 0;
   pthread_mutex_lock(&ctx->lock);
   int r = chunk->dptr != NULL;
+  if (chunk->npieces > 0) { /* Note [Chunks of pieces] in residency.c */
+    r = 1;
+    for (uint32_t i = 0; i < chunk->npieces; i++)
+      r = r && chunk->pieces[i]->dptr != NULL;
+  }
   pthread_mutex_unlock(&ctx->lock);
   return r;
 }

@@ -681,6 +681,19 @@ static lms_status_t apply(lms__opts_t *o, lms__opt_id_t id, const char *what,
               text == NULL ? "missing" : "empty", g_meta[id].form);
     return LMS_ERR_INVALID;
   }
+  if (id == LMS__OPT_piece_size) {
+    /* Pieces are mapped at their offsets, and a GPU maps 2 MiB pages
+     * (Note [Chunks of pieces] in swap/residency.c). */
+    uint64_t v = 0;
+    LMS_CHECK(lms__parse_size(what, text, &v, err));
+    if (v % (2u << 20) != 0) {
+      lms__errf(err, "%s: %s is not a whole number of 2 MiB pages; "
+                     "accepted: 2MiB, 4MiB, ..., 32MiB, ...", what, text);
+      return LMS_ERR_INVALID;
+    }
+    o->piece_size = v;
+    return LMS_OK;
+  }
   switch (id) {
 #define OPT_APPLY_(field, kind, flag, alt, env, def, help)                    \
   case LMS__OPT_##field:                                                      \

@@ -88,6 +88,10 @@ typedef struct lms__logspec {
   X(prefetch_window, WINDOW, "prefetch-window", NULL, "LMS_PREFETCH_WINDOW",  \
     "1000,60%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
     "budget]; 0 is off")                                                      \
+  X(piece_size, SIZE, "piece-size", NULL, "LMS_PIECE_SIZE", "",              \
+    "make each host-homed chunk of at least an eighth of the budget pieces "  \
+    "of this size, kept and moved apart, e.g. 32MiB; needs a device that "   \
+    "maps memory (the simulated one); default: chunks whole")                 \
   X(trace, PATH, "trace", NULL, "LMS_TRACE", "",                              \
     "write the run's steps as a trace to this file when the context ends; "  \
     "%p and %r as for --log-file")                                            \

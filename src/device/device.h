@@ -43,7 +43,10 @@
   X(event_record)                                                             \
   X(event_query)                                                              \
   X(event_sync)                                                               \
-  X(compute)
+  X(compute)                                                                  \
+  X(va_reserve)                                                               \
+  X(va_release)                                                               \
+  X(dev_map)
 
 typedef enum lms__dev_op {
 #define LMS__DEV_OP_ENUM_(name) LMS__DEVOP_##name,
@@ -135,6 +138,19 @@ typedef struct lms_dev_ops {
   lms_status_t (*event_create_timed)(lms_dev_t *d, void **out);
   lms_status_t (*event_elapsed)(lms_dev_t *d, void *from, void *to,
                                 uint64_t *ns);
+  /* Optional (NULL: a device that cannot map, as cuMemMap does; a chunk
+   * is then never made of pieces, Note [Chunks of pieces] in
+   * swap/residency.c).  va_reserve reserves `size` bytes of device
+   * addresses backed by nothing, aligned to at least 2 MiB; va_release
+   * gives them back, with whatever is mapped there.  dev_map makes
+   * [va, va + size) show the memory of the dev_alloc block at `ptr` (at
+   * least `size` bytes, from its start) as well, in place of whatever
+   * [va, va + size) showed before: writes through either address are
+   * seen through the other.  [va, va + size) lies in one reservation.
+   * The caller orders: no work may use the old mapping any more. */
+  lms_status_t (*va_reserve)(lms_dev_t *d, size_t size, void **va);
+  lms_status_t (*va_release)(lms_dev_t *d, void *va);
+  lms_status_t (*dev_map)(lms_dev_t *d, void *va, void *ptr, size_t size);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */

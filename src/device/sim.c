@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -220,6 +221,10 @@ typedef struct sim {
    * every run (Note [Device addresses]). */
   char *arena;
   size_t arena_size;
+  int arena_fd;        /* the memory behind the arena, so that dev_map can
+                          show it at a second address; -1 when timing only
+                          (Note [Mapped device memory]) */
+  sim_table_t va;      /* reservations (va_reserve) */
   struct sim_gap {
     size_t off, len;
   } *gaps;              /* free stretches of the arena, by offset */
@@ -445,7 +450,11 @@ static lms_status_t arena_alloc(sim_t *s, size_t size, void **out) {
 /* Returns [p, p + map_size(size)) to the arena, merging with neighbours. */
 static void arena_free(sim_t *s, void *p, size_t size) {
   size_t off = (size_t)((char *)p - s->arena), len = map_size(size);
-  if (!s->timing_only) madvise(p, len, MADV_DONTNEED);
+  if (s->arena_fd >= 0)
+    fallocate(s->arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+              (off_t)off, (off_t)len);
+  else if (!s->timing_only)
+    madvise(p, len, MADV_DONTNEED);
   size_t i = 0;
   while (i < s->ngaps && s->gaps[i].off < off) i++;
   int left = i > 0 && s->gaps[i - 1].off + s->gaps[i - 1].len == off;
@@ -939,6 +948,86 @@ static void table_free_all(sim_table_t *t, int mapped) {
   t->spare = NULL;
 }
 
+/* Note [Mapped device memory]
+ * A GPU maps device memory into address ranges (cuMemAddressReserve,
+ * cuMemMap), so one chunk's address range can show pieces of memory that
+ * were allocated apart (Note [Chunks of pieces] in swap/residency.c).
+ * Here a reservation is a range of host addresses with no access, and
+ * dev_map maps the arena's pages at a block's offset into it, which
+ * needs the arena to be a file: a memfd, shared.  Bytes written through
+ * either address are the block's, and a block freed takes its bytes
+ * with it (the pages are punched out of the file), so a stale mapping
+ * reads zeros, not another chunk's bytes.  When bytes are not kept
+ * (timing only), nothing is mapped: the reservation is address space
+ * alone. */
+static lms_status_t va_reserve_locked(sim_t *s, size_t size, void **va) {
+  if (va == NULL)
+    return SIM_FAIL(s, LMS_ERR_INVALID, "va_reserve: va is NULL");
+  if (size == 0 || size > (1ull << 46))
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "va_reserve: %zu bytes; accepted: 1 byte to 64 TiB", size);
+  if (table_reserve(&s->va) != 0)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM, "va_reserve: the host has no memory "
+                    "left for the simulator's bookkeeping");
+  const size_t align = 2u << 20;
+  size_t len = map_size(size) + align;
+  char *p = mmap(NULL, len, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM, "va_reserve: no %zu bytes of address "
+                    "space left", len);
+  /* 2 MiB aligned, as CUDA's reservations are; the slack goes back. */
+  char *a = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+  if (a > p) munmap(p, (size_t)(a - p));
+  size_t tail = (size_t)(p + len - (a + map_size(size)));
+  if (tail > 0) munmap(a + map_size(size), tail);
+  table_insert(&s->va, (uintptr_t)a, size);
+  *va = a;
+  return LMS_OK;
+}
+
+static lms_status_t va_release_locked(sim_t *s, void *va) {
+  size_t n = 0;
+  LMS_CHECK(block_free(s, &s->va, "va_release", va, &n));
+  munmap(va, map_size(n));
+  return LMS_OK;
+}
+
+static lms_status_t dev_map_locked(sim_t *s, void *va, void *ptr, size_t size) {
+  const sim_range_t *r = table_containing(&s->va, (uintptr_t)va);
+  if (r == NULL || size == 0 || (uintptr_t)va % s->page != 0 ||
+      size > r->size - ((uintptr_t)va - r->base))
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "dev_map: [%p, +%zu) is not a page-aligned part of one "
+                    "reservation", va, size);
+  const sim_range_t *b = table_find(&s->dev, (uintptr_t)ptr);
+  if (b == NULL || b->size < size)
+    return SIM_FAIL(s, LMS_ERR_INVALID,
+                    "dev_map: %p is not the start of a device block of at "
+                    "least %zu bytes", ptr, size);
+  if (s->arena_fd < 0) return LMS_OK;
+  void *m = mmap(va, map_size(size), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_FIXED, s->arena_fd,
+                 (off_t)((char *)ptr - s->arena));
+  if (m == MAP_FAILED)
+    return SIM_FAIL(s, LMS_ERR_HOST_OOM, "dev_map: mmap of %zu bytes failed",
+                    size);
+  return LMS_OK;
+}
+
+static lms_status_t sim_va_reserve(lms_dev_t *d, size_t size, void **va) {
+  SIM_ENTRY(va_reserve, va_reserve_locked(s_, size, va));
+}
+
+static lms_status_t sim_va_release(lms_dev_t *d, void *va) {
+  SIM_ENTRY(va_release, va_release_locked(s_, va));
+}
+
+static lms_status_t sim_dev_map(lms_dev_t *d, void *va, void *ptr,
+                                size_t size) {
+  SIM_ENTRY(dev_map, dev_map_locked(s_, va, ptr, size));
+}
+
 /* Frees whatever the caller left allocated along with the device: a
  * simulated device that dies takes its memory with it, as a real one does
  * with its context. */
@@ -948,6 +1037,8 @@ static void sim_destroy(lms_dev_t *d) {
   table_free_all(&s->dev, 2); /* the blocks are stretches of the arena */
   table_free_all(&s->ext, 2); /* the framework's own memory */
   if (s->arena != NULL) munmap(s->arena, s->arena_size);
+  if (s->arena_fd >= 0) close(s->arena_fd);
+  table_free_all(&s->va, 1);
   free(s->gaps);
   table_free_all(&s->host, 1);
   handles_free_all(&s->streams);
@@ -984,6 +1075,9 @@ static const lms_dev_ops_t sim_ops = {
     .ext_unregister = sim_ext_unregister,
     .event_create_timed = sim_event_create_timed,
     .event_elapsed = sim_event_elapsed,
+    .va_reserve = sim_va_reserve,
+    .va_release = sim_va_release,
+    .dev_map = sim_dev_map,
 };
 
 /* ---- Creation and the fault spec ------------------------------------ */
@@ -1028,6 +1122,7 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
   table_init(&s->dev);
   table_init(&s->host);
   table_init(&s->ext);
+  table_init(&s->va);
   s->head.ops = &sim_ops;
   s->capacity = cfg->capacity;
   /* Eight times the capacity (Note [Device addresses]), within what a
@@ -1036,13 +1131,26 @@ lms_status_t lms__sim_create(const lms__sim_config_t *cfg, lms_dev_t **out,
                   : cfg->capacity <= (16ull << 40) ? 2 * cfg->capacity
                                                    : cfg->capacity;
   s->arena_size = map_size((size_t)want + (64u << 20));
-  s->arena = mmap(NULL, s->arena_size, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  /* Note [Mapped device memory]. */
+  s->arena_fd = -1;
+  if (!cfg->timing_only) {
+    s->arena_fd = memfd_create("lms-sim-device", MFD_CLOEXEC);
+    if (s->arena_fd >= 0 && ftruncate(s->arena_fd, (off_t)s->arena_size) != 0) {
+      close(s->arena_fd);
+      s->arena_fd = -1;
+    }
+  }
+  s->arena = s->arena_fd >= 0
+                 ? mmap(NULL, s->arena_size, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_NORESERVE, s->arena_fd, 0)
+                 : mmap(NULL, s->arena_size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   s->gaps_cap = 64;
   s->gaps = calloc(s->gaps_cap, sizeof *s->gaps);
   if (s->arena == MAP_FAILED || s->gaps == NULL) {
     size_t reserve = s->arena_size;
     if (s->arena != MAP_FAILED) munmap(s->arena, s->arena_size);
+    if (s->arena_fd >= 0) close(s->arena_fd);
     free(s->gaps);
     pthread_mutex_destroy(&s->mu);
     free(s);

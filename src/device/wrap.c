@@ -160,6 +160,16 @@ static lms_status_t w_ext_unregister(lms_dev_t *d, const void *p) {
   return passed(W(d), W(d)->inner->ops->ext_unregister(W(d)->inner, p));
 }
 
+static lms_status_t w_va_reserve(lms_dev_t *d, size_t n, void **va) {
+  FORWARD(d, va_reserve, in_->ops->va_reserve(in_, n, va));
+}
+static lms_status_t w_va_release(lms_dev_t *d, void *va) {
+  FORWARD(d, va_release, in_->ops->va_release(in_, va));
+}
+static lms_status_t w_dev_map(lms_dev_t *d, void *va, void *p, size_t n) {
+  FORWARD(d, dev_map, in_->ops->dev_map(in_, va, p, n));
+}
+
 static void wrap_destroy(lms_dev_t *d) {
   lms_dev_t *inner = W(d)->inner;
   if (W(d)->hooks->fini != NULL) W(d)->hooks->fini(W(d));
@@ -199,6 +209,9 @@ void lms__dev_wrap_init(lms__dev_wrap_t *w, lms_dev_t *inner,
       .event_create_timed =
           io->event_create_timed ? w_event_create_timed : NULL,
       .event_elapsed = io->event_elapsed ? w_event_elapsed : NULL,
+      .va_reserve = io->va_reserve ? w_va_reserve : NULL,
+      .va_release = io->va_release ? w_va_release : NULL,
+      .dev_map = io->dev_map ? w_dev_map : NULL,
   };
   w->head.ops = &w->ops;
   w->head.last_error[0] = '\0';

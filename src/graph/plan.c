@@ -1628,6 +1628,18 @@ lms_status_t lms__plan_destroy(lms__plan_t *p, char *err) {
 }
 
 lms_status_t lms__plan_on_alloc(lms__plan_t *p, lms_chunk_t *c) {
+  /* Note [Chunks of pieces] in swap/residency.c: the schedule sees the
+   * pieces, each a chunk of its own. */
+  if (c->npieces > 0) {
+    for (uint32_t i = 0; i < c->npieces; i++) {
+      lms_status_t st = lms__plan_on_alloc(p, c->pieces[i]);
+      if (st != LMS_OK) {
+        while (i-- > 0) lms__plan_on_free(p, c->pieces[i]);
+        return st;
+      }
+    }
+    return LMS_OK;
+  }
   if (u64map_put(&p->live, c->serial, (uint64_t)(uintptr_t)c) != 0)
     return LMS_ERR_HOST_OOM;
   if (p->trace != NULL) {
@@ -1657,6 +1669,11 @@ static void on_change(void *arg, const lms_chunk_t *c) {
 }
 
 void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
+  if (c->npieces > 0) {
+    for (uint32_t i = 0; i < c->npieces; i++)
+      lms__plan_on_free(p, c->pieces[i]);
+    return;
+  }
   u64map_del(&p->live, c->serial);
   if (c->plan_gen != p->gen) c->plan_key = 0;
   if (c->plan_key != 0) {
@@ -1683,6 +1700,11 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
  * found through the step number and index it carries (cur_t, cur_i), so
  * a step of n references costs O(n), not O(n^2). */
 void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
+  if (c->npieces > 0) {
+    for (uint32_t i = 0; i < c->npieces; i++)
+      lms__plan_on_acquire(p, c->pieces[i], access);
+    return;
+  }
   p->acquire_serial = p->swap->serial;
   if (c->cur_t == p->t + 1 && c->cur_i < p->ncur &&
       p->cur[c->cur_i].key == c->serial) {

@@ -337,3 +337,48 @@ uint64_t lms__wl_max_step_bytes(const lms__workload_t *w) {
   }
   return most;
 }
+
+lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
+                            uint64_t least, lms__workload_t *out,
+                            uint32_t *split) {
+  const uint64_t grain = 2u << 20; /* PIECE_LEAST in swap/residency.c */
+  uint32_t *first = malloc((w->nchunks ? w->nchunks : 1) * sizeof *first);
+  uint32_t *count = malloc((w->nchunks ? w->nchunks : 1) * sizeof *count);
+  lms_status_t st = first && count ? LMS_OK : LMS_ERR_HOST_OOM;
+  uint32_t cut = 0;
+  snprintf(out->name, sizeof out->name, "%s", w->name);
+  for (uint32_t c = 0; c < w->nchunks && st == LMS_OK; c++) {
+    uint64_t size = w->chunks[c].size, n = 1;
+    if (piece > 0 && size > piece && size >= least) {
+      n = size / piece + (size % piece >= grain);
+      cut++;
+    }
+    for (uint64_t i = 0; i < n && st == LMS_OK; i++) {
+      uint64_t sz = n == 1 ? size : i + 1 < n ? piece : size - (n - 1) * piece;
+      uint32_t id = 0;
+      st = lms__wl_add_chunk(out, sz, w->chunks[c].transient,
+                             w->chunks[c].name, &id);
+      if (i == 0) first[c] = id;
+    }
+    count[c] = (uint32_t)n;
+  }
+  for (uint32_t s = 0; s < w->nsteps && st == LMS_OK; s++) {
+    const lms__wl_step_t *step = &w->steps[s];
+    st = lms__wl_add_step(out, step->compute_ns, step->name);
+    for (uint32_t r = 0; r < step->nrefs && st == LMS_OK; r++) {
+      const lms__wl_ref_t *ref = &w->refs[step->first_ref + r];
+      for (uint32_t i = 0; i < count[ref->chunk] && st == LMS_OK; i++) {
+        st = lms__wl_add_ref(out, first[ref->chunk] + i, ref->access);
+        if (st == LMS_OK) out->refs[out->nrefs - 1].dead_after = ref->dead_after;
+      }
+    }
+  }
+  free(first);
+  free(count);
+  if (st == LMS_OK) {
+    out->flops = w->flops;
+    out->device_flops = w->device_flops;
+    if (split != NULL) *split = cut;
+  }
+  return st;
+}

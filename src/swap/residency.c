@@ -191,6 +191,7 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   s->err = err;
   s->placement = cfg->placement;
   s->policy = cfg->policy;
+  s->piece = cfg->piece;
   s->events.dev = dev;
   s->timed_events.dev = dev;
   s->timed_events.timed = 1;
@@ -999,7 +1000,110 @@ static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
   return LMS_OK;
 }
 
+/* Note [Chunks of pieces]
+ * A chunk is on the device whole or not at all, and a fetch into the
+ * room a dirty chunk leaves starts when that chunk's whole write-back
+ * has ended.  Where chunks are a large part of the device (a
+ * recommendation model's embedding tables of 64-768 MiB under 835 MiB,
+ * VGG-16's 392 MiB activations), the scheduler can neither keep part of
+ * one across a gap, as the lower bound may, nor overlap one chunk's
+ * write-back with the next one's fetch: the two directions take turns
+ * (bench/results/2026-11-29-sim-pieces-what-if.md).  So with --piece-size
+ * P, a host-homed chunk of at least an eighth of the budget and more than
+ * P is made of pieces of P bytes (the last the remainder): each piece is
+ * a chunk of its own to the residency module and the schedule (its own
+ * device block, dirty bit, copies and events; its home the chunk's home
+ * at its offset), and the chunk is a range of device addresses
+ * (va_reserve) where each piece's block is shown (dev_map) while the
+ * chunk is acquired.  Acquiring the chunk acquires every piece, in order,
+ * and shows each one's block at its offset if that block changed; a
+ * piece that cannot be acquired releases those before it, so nothing is
+ * left pinned and no bytes change.  Releasing, discarding and freeing go
+ * to every piece.  The program sees one chunk and one address; lookups of
+ * that address or of the home find the chunk.  Only a device that maps
+ * memory into address ranges (dev_map, as CUDA's cuMemMap) can do this;
+ * on any other, and with --piece-size unset, chunks stay whole. */
+static int wants_pieces(const lms__swap_t *s, size_t size) {
+  const lms_dev_ops_t *o = s->dev->ops;
+  return s->piece > 0 && size > s->piece &&
+         size >= s->placement.capacity / 8 && o->va_reserve != NULL &&
+         o->va_release != NULL && o->dev_map != NULL &&
+         lms__place_on_host(&s->placement, size,
+                            (uint64_t)s->stats.device_allocated.current);
+}
+
+/* Takes piece p out of the list of every chunk and frees it; its home is
+ * its chunk's. */
+static void free_piece_meta(lms__swap_t *s, lms_chunk_t *p) {
+  lms__evpool_put(&s->events, p->ready_ev);
+  lms__evpool_put(&s->events, p->home_ev);
+  if (p->all_prev) p->all_prev->all_next = p->all_next;
+  else s->all = p->all_next;
+  if (p->all_next) p->all_next->all_prev = p->all_prev;
+  p->magic = 0;
+  free(p);
+}
+
+/* A remainder under this joins the last whole piece: every piece is a
+ * block of its own at a page boundary (Note [Paged large blocks] in
+ * alloc/devcache.c), which requests of 1 MiB or less are not. */
+#define PIECE_LEAST (2u << 20)
+
+static lms_status_t alloc_group(lms__swap_t *s, size_t size, lms_chunk_t **out) {
+  uint64_t n = size / s->piece;
+  if (size % s->piece >= PIECE_LEAST) n++;
+  lms_chunk_t **v = calloc((size_t)n, sizeof *v);
+  if (v == NULL) {
+    lms__errf(s->err, "lms_alloc: no host memory for the %llu pieces of a "
+              "chunk of %zu bytes", (unsigned long long)n, size);
+    return LMS_ERR_HOST_OOM;
+  }
+  lms_chunk_t *g = NULL;
+  lms_status_t st = alloc_chunk(s, size, 1, &g);
+  if (st != LMS_OK) {
+    free(v);
+    return st;
+  }
+  void *va = NULL;
+  st = s->dev->ops->va_reserve(s->dev, size, &va);
+  if (st != LMS_OK) {
+    free(v);
+    lms__swap_free(s, g);
+    return device_error(s, st, "va_reserve for a chunk of pieces");
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    lms_chunk_t *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+      for (uint64_t j = 0; j < i; j++) free_piece_meta(s, v[j]);
+      free(v);
+      s->dev->ops->va_release(s->dev, va);
+      lms__swap_free(s, g);
+      lms__errf(s->err, "lms_alloc: no host memory for a piece's metadata");
+      return LMS_ERR_HOST_OOM;
+    }
+    size_t off = (size_t)(i * s->piece);
+    p->size = i + 1 == n ? size - off : (size_t)s->piece;
+    p->host_homed = 1;
+    p->home = (char *)g->home + off;
+    p->group = g;
+    p->piece_off = off;
+    p->magic = LMS__CHUNK_MAGIC;
+    p->serial = ++s->serial;
+    p->all_next = s->all;
+    if (s->all) s->all->all_prev = p;
+    s->all = p;
+    v[i] = p;
+  }
+  g->pieces = v;
+  g->npieces = (uint32_t)n;
+  g->va = va;
+  lms__registry_add(&s->registry, &g->dev_reg, va, size, g);
+  *out = g;
+  return LMS_OK;
+}
+
 lms_status_t lms__swap_alloc(lms__swap_t *s, size_t size, lms_chunk_t **out) {
+  if (wants_pieces(s, size)) return alloc_group(s, size, out);
   return alloc_chunk(s, size, 0, out);
 }
 
@@ -1098,8 +1202,39 @@ static lms_status_t refuse_acquired(lms__swap_t *s, const lms_chunk_t *c,
   return LMS_ERR_BUSY;
 }
 
+static lms_status_t free_one(lms__swap_t *s, lms_chunk_t *c);
+
 lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   LMS_CHECK(refuse_acquired(s, c, "lms_free"));
+  if (c->npieces == 0) return free_one(s, c);
+  /* Note [Chunks of pieces]: the pieces first, then the chunk, whose home
+   * waits for every write-back queued into it (the copy stream out runs
+   * them in order, so an event after the last covers all). */
+  lms_status_t first = LMS_OK;
+  for (uint32_t i = 0; i < c->npieces; i++) {
+    lms_status_t st = free_one(s, c->pieces[i]);
+    if (st != LMS_OK && first == LMS_OK) first = st;
+  }
+  free(c->pieces);
+  c->pieces = NULL;
+  c->npieces = 0;
+  lms__registry_remove(&s->registry, &c->dev_reg);
+  lms_status_t st = s->dev->ops->va_release(s->dev, c->va);
+  if (st != LMS_OK && first == LMS_OK)
+    first = device_error(s, st, "va_release of a chunk of pieces");
+  c->va = NULL;
+  if (c->home_ev == NULL && lms__evpool_get(&s->events, &c->home_ev) != LMS_OK)
+    c->home_ev = NULL;
+  if (c->home_ev != NULL &&
+      s->dev->ops->event_record(s->dev, c->home_ev, s->d2h) == LMS_OK)
+    c->home_pending = 1;
+  else if (s->dev->ops->stream_sync(s->dev, s->d2h) != LMS_OK)
+    c->home_unknown = 1;
+  st = free_one(s, c);
+  return first != LMS_OK ? first : st;
+}
+
+static lms_status_t free_one(lms__swap_t *s, lms_chunk_t *c) {
   if (c->dptr != NULL) {
     void *stream = NULL;
     lms_status_t st = drop_stream(s, c, &stream);
@@ -1109,6 +1244,10 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
     c->prefetched = 0;
     lru_remove(s, c);
     forget_device_copy(s, c, stream);
+  }
+  if (c->group != NULL) { /* its home is its chunk's */
+    free_piece_meta(s, c);
+    return LMS_OK;
   }
   if (c->home_unknown &&
       s->dev->ops->stream_sync(s->dev, s->d2h) == LMS_OK)
@@ -1259,8 +1398,8 @@ static lms_status_t wait_timed(lms__swap_t *s, void *stream, void *ev,
  * it cannot (Note [Stalls measured after the fact]).  Under the on-demand
  * policy the host waits for the copy too, as caffe-ibm's synchronous
  * swap-in did. */
-lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
-                               unsigned access, void **dptr) {
+static lms_status_t acquire_one(lms__swap_t *s, lms_chunk_t *c, void *stream,
+                                unsigned access, void **dptr) {
   lms_dev_t *d = s->dev;
   int fresh = 0;
   int was_prefetched = c->prefetched;
@@ -1324,7 +1463,8 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
   return LMS_OK;
 }
 
-lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
+static lms_status_t release_one(lms__swap_t *s, lms_chunk_t *c,
+                                void *stream) {
   lms_dev_t *d = s->dev;
   if (c->pins == 0) {
     lms__errf(s->err, "lms_release: the chunk is not acquired");
@@ -1387,10 +1527,65 @@ lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
  * change a chunk's bytes. */
 lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
   LMS_CHECK(refuse_acquired(s, c, "lms_discard"));
+  if (c->npieces > 0) { /* Note [Chunks of pieces] */
+    for (uint32_t i = 0; i < c->npieces; i++)
+      LMS_CHECK(lms__swap_discard(s, c->pieces[i]));
+    return LMS_OK;
+  }
   c->has_data = 0;
   set_clean(s, c);
   if (c->host_homed && c->dptr != NULL) return evict(s, c);
   return LMS_OK;
+}
+
+/* Note [Chunks of pieces]: every piece, in order, each shown at its
+ * offset of the chunk's range if its block changed. */
+lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
+                               unsigned access, void **dptr) {
+  if (c->npieces == 0) return acquire_one(s, c, stream, access, dptr);
+  lms_status_t st = LMS_OK;
+  uint32_t i = 0;
+  for (; i < c->npieces; i++) {
+    lms_chunk_t *p = c->pieces[i];
+    void *block = NULL;
+    st = acquire_one(s, p, stream, access, &block);
+    if (st != LMS_OK) break;
+    if (p->shown != block) {
+      st = s->dev->ops->dev_map(s->dev, (char *)c->va + p->piece_off, block,
+                                p->size);
+      if (st != LMS_OK) {
+        st = device_error(s, st, "dev_map of a piece");
+        release_one(s, p, stream);
+        break;
+      }
+      p->shown = block;
+    }
+  }
+  if (st != LMS_OK) {
+    /* What was acquired is released: nothing stays pinned, no byte moves
+     * (Note [Failure leaves things as they were]). */
+    while (i-- > 0) release_one(s, c->pieces[i], stream);
+    return st;
+  }
+  if (access & LMS_ACCESS_WRITE) c->last_wrote = 1;
+  c->pins++;
+  *dptr = c->va;
+  return LMS_OK;
+}
+
+lms_status_t lms__swap_release(lms__swap_t *s, lms_chunk_t *c, void *stream) {
+  if (c->npieces == 0) return release_one(s, c, stream);
+  if (c->pins == 0) {
+    lms__errf(s->err, "lms_release: the chunk is not acquired");
+    return LMS_ERR_INVALID;
+  }
+  lms_status_t first = LMS_OK;
+  for (uint32_t i = 0; i < c->npieces; i++) {
+    lms_status_t st = release_one(s, c->pieces[i], stream);
+    if (st != LMS_OK && first == LMS_OK) first = st;
+  }
+  c->pins--;
+  return first;
 }
 
 lms_status_t lms__swap_drop(lms__swap_t *s, lms_chunk_t *c) {

@@ -64,6 +64,16 @@ struct lms_chunk {
   uint32_t cur_i;      /* ... and its index among that step's (plan.c) */
   lms_chunk_t *all_prev, *all_next;
   lms__reg_entry_t home_reg, dev_reg;
+  /* Note [Chunks of pieces] in residency.c.  A chunk of pieces: its
+   * pieces, in order, and the device addresses they are shown at. */
+  lms_chunk_t **pieces;
+  uint32_t npieces;
+  void *va;
+  /* A piece: its chunk, where it starts in it, and the block shown at
+   * va + piece_off (NULL: none yet). */
+  lms_chunk_t *group;
+  size_t piece_off;
+  void *shown;
 };
 
 #define LMS__CHUNK_MAGIC 0x6c6d735f63686bull /* "lms_chk" */
@@ -93,6 +103,7 @@ typedef struct lms__swap {
   uint64_t chunk_bytes;        /* of every live chunk */
   uint64_t chunk_bytes_peak;   /* ... at most, so far */
   uint64_t step;               /* the schedule's current step (plan.c) */
+  uint64_t piece;              /* Note [Chunks of pieces]; 0: none */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
   lms__node_ledger_t *node;    /* Note [One host budget per node]; or NULL */
@@ -138,6 +149,7 @@ typedef struct lms__swap_config {
   uint64_t node_host_limit;   /* 0: none (Note [One host budget per node]) */
   const char *node_ledger;    /* its ledger's name; NULL: the default */
   lms__policy_t policy;
+  uint64_t piece;             /* Note [Chunks of pieces]; 0: none */
 } lms__swap_config_t;
 
 /* For tests: nonzero makes victim choice, range eviction and the window

@@ -1,0 +1,287 @@
+/* test_pieces.c - chunks of pieces (Note [Chunks of pieces] in
+ * swap/residency.c): a large chunk kept and moved in pieces shows one
+ * address whose bytes survive pieces leaving and coming back, lookups find
+ * the chunk, a failure part way through an acquire leaves nothing pinned,
+ * and without --piece-size chunks stay whole. */
+#include <criterion/criterion.h>
+#include "check.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "api/ctx.h"
+#include "device/device.h"
+#include "graph/graph.h"
+#include "support.h"
+
+#define MIB (1u << 20)
+
+/* A context on the simulated device with a 64 MiB budget, everything
+ * host-homed (-lms 0), pieces of `piece` (NULL: none), and `fail` armed
+ * (NULL: nothing). */
+static lms_ctx_t *open_ctx(const char *piece, const char *fail,
+                           lms_stream_t *s) {
+  lms_options_t *o = NULL;
+  lms_ctx_t *ctx = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "device", "sim"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "gpu-limit", "64MiB"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "lms", "0"), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "log", "none"), LMS_OK));
+  if (piece != NULL)
+    cr_assert(eq(int, lms_options_set(o, "piece-size", piece), LMS_OK));
+  if (fail != NULL)
+    cr_assert(eq(int, lms_options_set(o, "fail", fail), LMS_OK));
+  cr_assert(eq(int, lms_ctx_create(o, &ctx), LMS_OK));
+  lms_options_destroy(o);
+  cr_assert(eq(int, lms_stream_create(ctx, s), LMS_OK));
+  return ctx;
+}
+
+static lms_chunk_t *alloc(lms_ctx_t *ctx, size_t n) {
+  lms_chunk_t *c = NULL;
+  cr_assert(eq(int, lms_alloc(ctx, n, &c), LMS_OK), "%s",
+            lms_ctx_last_error(ctx));
+  return c;
+}
+
+static unsigned resident_pieces(const lms_chunk_t *c) {
+  unsigned n = 0;
+  for (uint32_t i = 0; i < c->npieces; i++) n += c->pieces[i]->dptr != NULL;
+  return n;
+}
+
+Test(pieces, a_chunk_of_an_eighth_of_the_budget_is_made_of_pieces) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
+  /* 64 MiB budget: an eighth is 8 MiB.  27 MiB: six pieces of 4 MiB and
+   * one of 3; 24 MiB and 512 bytes: the remainder joins the last piece;
+   * 7 MiB: under an eighth, whole. */
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_chunk_t *b = alloc(ctx, 24 * MIB + 512);
+  lms_chunk_t *w = alloc(ctx, 7 * MIB);
+  cr_assert(eq(u32, a->npieces, 7));
+  cr_assert(eq(sz, a->pieces[6]->size, 3 * MIB));
+  cr_assert(eq(u32, b->npieces, 6));
+  cr_assert(eq(sz, b->pieces[5]->size, 4 * MIB + 512));
+  cr_assert(eq(u32, w->npieces, 0));
+  size_t sum = 0;
+  for (uint32_t i = 0; i < a->npieces; i++) {
+    cr_assert(eq(sz, a->pieces[i]->piece_off, sum));
+    sum += a->pieces[i]->size;
+  }
+  cr_assert(eq(sz, sum, 27 * MIB));
+  lms_stats_t st = lms_test_stats(ctx);
+  cr_assert(eq(i64, st.chunks.current, 3), "the program sees three chunks");
+  cr_assert(eq(i64, st.host_allocated.current, 58 * MIB + 512));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  cr_assert(eq(int, lms_free(ctx, b), LMS_OK));
+  cr_assert(eq(int, lms_free(ctx, w), LMS_OK));
+  st = lms_test_stats(ctx);
+  cr_assert(eq(i64, st.chunks.current, 0));
+  cr_assert(eq(i64, st.host_allocated.current, 0));
+  cr_assert(eq(i64, st.device_allocated.current, 0));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+Test(pieces, without_the_option_chunks_stay_whole) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx(NULL, NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  cr_assert(eq(u32, a->npieces, 0));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+/* Two chunks of 27 MiB and a third of 20 MiB cannot all stay in 64 MiB:
+ * acquiring one after another pushes pieces of the others out, some but
+ * not all of a chunk, and every byte comes back. */
+Test(pieces, bytes_survive_pieces_leaving_and_coming_back) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
+  enum { N = 3 };
+  size_t size[N] = {27 * MIB, 27 * MIB, 20 * MIB + 4096};
+  lms_chunk_t *c[N];
+  uint64_t sum[N];
+  lms_status_t st;
+  for (int i = 0; i < N; i++) {
+    c[i] = alloc(ctx, size[i]);
+    cr_assert(gt(u32, c[i]->npieces, 1));
+    sum[i] = lms_test_write(ctx, c[i], s, (uint64_t)i + 11, &st);
+    cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  }
+  int partial = 0;
+  for (int round = 0; round < 4; round++)
+    for (int i = 0; i < N; i++) {
+      for (int j = 0; j < N; j++) {
+        unsigned r = resident_pieces(c[j]);
+        partial |= r > 0 && r < c[j]->npieces;
+      }
+      cr_assert(eq(u64, lms_test_read(ctx, c[i], s, &st), sum[i]),
+                "chunk %d, round %d", i, round);
+      cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+      if (round == 1) {
+        /* Written again while some pieces of the others are out. */
+        sum[i] = lms_test_write(ctx, c[i], s, (uint64_t)(round * 10 + i), &st);
+        cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+      }
+    }
+  cr_assert(partial, "some chunk was seen with some pieces on the device "
+                     "and some not");
+  lms_stats_t a = lms_test_stats(ctx);
+  cr_assert(gt(i64, a.swaps_out.total, 0));
+  cr_assert(le(i64, a.device_reserved.peak, 64 * MIB));
+  for (int i = 0; i < N; i++) cr_assert(eq(int, lms_free(ctx, c[i]), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+Test(pieces, one_address_and_lookups_find_the_chunk) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  void *p = NULL, *q = NULL;
+  cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_WRITE, &p), LMS_OK));
+  cr_assert(eq(ptr, p, a->va));
+  cr_assert(lms_chunk_resident(ctx, a));
+  /* The last byte of one piece and the first of the next are neighbours
+   * at the chunk's address. */
+  unsigned char *b = p;
+  b[4 * MIB - 1] = 0xa5;
+  b[4 * MIB] = 0x5a;
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  lms_chunk_t *found = NULL;
+  size_t off = 0;
+  cr_assert(eq(int, lms_chunk_lookup(ctx, b + 5 * MIB + 3, &found, &off),
+               LMS_OK));
+  cr_assert(eq(ptr, found, a));
+  cr_assert(eq(sz, off, 5 * MIB + 3));
+  cr_assert(eq(int, lms_chunk_lookup(ctx, (char *)a->home + 9, &found, &off),
+               LMS_OK));
+  cr_assert(eq(ptr, found, a));
+  cr_assert(eq(int, lms_acquire(ctx, a, s, LMS_ACCESS_READ, &q), LMS_OK));
+  cr_assert(eq(ptr, q, p), "the address stays while the chunk lives");
+  cr_assert(eq(u8, ((unsigned char *)q)[4 * MIB - 1], 0xa5));
+  cr_assert(eq(u8, ((unsigned char *)q)[4 * MIB], 0x5a));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_ERR_BUSY), "acquired: refused");
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  cr_assert(eq(int, lms_release(ctx, a, s), LMS_ERR_INVALID));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+static uint64_t dev_map_calls(lms_ctx_t *ctx) {
+  lms__sim_report_t r;
+  memset(&r, 0, sizeof r);
+  lms__sim_report(lms__dev_unwrap(ctx->dev), &r);
+  return r.calls[LMS__DEVOP_dev_map];
+}
+
+/* Writes a (27 MiB, seven pieces), pushes some of it out with seven
+ * whole chunks, each larger than any block before it (so that room is
+ * made from the oldest chunks, a's pieces, not by taking a block the size
+ * of a newer one), and acquires it again, with the dev_map call `fail`
+ * made to fail (0: none).  *before and *during: the dev_map calls before
+ * that acquire and in it.  Returns the acquire's status; checks that
+ * nothing is left pinned and every byte is there afterwards. */
+static lms_status_t push_out_and_back(int fail, uint64_t *before,
+                                      uint64_t *during) {
+  char spec[32];
+  snprintf(spec, sizeof spec, "dev_map:%d", fail);
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", fail > 0 ? spec : NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_status_t st;
+  uint64_t sum = lms_test_write(ctx, a, s, 5, &st);
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  lms_chunk_t *w[7];
+  for (int i = 0; i < 7; i++) {
+    w[i] = alloc(ctx, 5 * MIB + (size_t)i * MIB / 2);
+    lms_test_write(ctx, w[i], s, 6 + (uint64_t)i, &st);
+    cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  }
+  cr_assert(lt(u32, resident_pieces(a), a->npieces));
+  *before = dev_map_calls(ctx);
+  void *p = NULL;
+  lms_status_t got = lms_acquire(ctx, a, s, LMS_ACCESS_READ, &p);
+  *during = dev_map_calls(ctx) - *before;
+  if (got == LMS_OK) {
+    cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  } else {
+    cr_assert(eq(int, a->pins, 0));
+    for (uint32_t i = 0; i < a->npieces; i++)
+      cr_assert(eq(int, a->pieces[i]->pins, 0), "piece %u left pinned", i);
+  }
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sum));
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK), "%s", lms_ctx_last_error(ctx));
+  for (int i = 0; i < 7; i++) cr_assert(eq(int, lms_free(ctx, w[i]), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+  return got;
+}
+
+/* Each dev_map of an acquire in turn fails: the acquire fails with
+ * LMS_ERR_DEVICE, nothing stays pinned (the chunk can be freed), and the
+ * bytes written before are all there at the next acquire. */
+Test(pieces, a_failure_part_way_leaves_nothing_pinned) {
+  uint64_t before = 0, during = 0;
+  cr_assert(eq(int, push_out_and_back(0, &before, &during), LMS_OK));
+  cr_assert(ge(u64, during, 2), "pieces that came back into other blocks "
+            "are shown again (%llu)", (unsigned long long)during);
+  for (uint64_t n = 1; n <= during; n++) {
+    uint64_t b = 0, d = 0;
+    lms_status_t st = push_out_and_back((int)(before + n), &b, &d);
+    cr_assert(eq(u64, b, before), "the same run up to the acquire");
+    cr_assert(eq(int, st, LMS_ERR_DEVICE), "dev_map %llu of %llu",
+              (unsigned long long)n, (unsigned long long)during);
+  }
+}
+
+Test(pieces, a_piece_size_off_the_2_mib_grain_is_refused) {
+  lms_options_t *o = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "piece-size", "3MiB"), LMS_ERR_INVALID));
+  cr_assert(not(eq(ptr, strstr(lms_options_error(o), "2 MiB"), NULL)),
+            "%s", lms_options_error(o));
+  cr_assert(eq(int, lms_options_set(o, "piece-size", "0"), LMS_ERR_INVALID));
+  cr_assert(eq(int, lms_options_set(o, "piece-size", "32MiB"), LMS_OK));
+  lms_options_destroy(o);
+}
+
+/* The workload as pieces (lms__wl_pieces), which the lower bound of a run
+ * with pieces also takes: the cut follows the runtime's rule, and every
+ * reference to a cut chunk becomes one to each of its pieces. */
+Test(pieces, a_workload_cut_into_pieces) {
+  lms__workload_t w, p;
+  lms__wl_init(&w, "w");
+  lms__wl_init(&p, NULL);
+  uint32_t a, b, c;
+  cr_assert(eq(int, lms__wl_add_chunk(&w, 27 * MIB, 0, "a", &a), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, 24 * MIB + 512, 1, "b", &b), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, 7 * MIB, 0, "c", &c), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&w, 1000, "s0"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&w, a, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&w, b, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&w, 2000, "s1"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&w, b, LMS_ACCESS_READ), LMS_OK));
+  w.refs[w.nrefs - 1].dead_after = 1;
+  cr_assert(eq(int, lms__wl_add_ref(&w, c, LMS_ACCESS_RW), LMS_OK));
+  uint32_t split = 0;
+  cr_assert(eq(int, lms__wl_pieces(&w, 4 * MIB, 8 * MIB, &p, &split), LMS_OK));
+  cr_assert(eq(u32, split, 2));
+  cr_assert(eq(u32, p.nchunks, 7 + 6 + 1));
+  cr_assert(eq(u64, p.chunks[6].size, 3 * MIB));
+  cr_assert(eq(u64, p.chunks[12].size, 4 * MIB + 512));
+  cr_assert(eq(int, p.chunks[12].transient, 1));
+  cr_assert(eq(u64, p.chunks[13].size, 7 * MIB));
+  cr_assert(eq(u32, p.nsteps, 2));
+  cr_assert(eq(u32, p.steps[0].nrefs, 13));
+  cr_assert(eq(u32, p.steps[1].nrefs, 7));
+  cr_assert(eq(uint, p.refs[7].access, LMS_ACCESS_WRITE));
+  cr_assert(eq(uint, p.refs[13].dead_after, 1), "a death goes to each piece");
+  cr_assert(eq(uint, p.refs[18].dead_after, 1));
+  cr_assert(eq(uint, p.refs[19].access, LMS_ACCESS_RW));
+  cr_assert(eq(u64, p.steps[1].compute_ns, 2000));
+  char err[LMS__ERRBUF];
+  cr_assert(eq(int, lms__wl_validate(&p, err), LMS_OK), "%s", err);
+  lms__wl_free(&p);
+  lms__wl_free(&w);
+}
