@@ -448,6 +448,7 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
                   "--fail",     "malloc:3,memcpy_h2d:1",
                   "--policy",   "lru",          "--schedule",
                   "stack",      "--prefetch-window", "16,2GiB",
+                  "--piece-size", "32MiB",
                   "--trace",    "t.trace",      "--sim-bytes",
                   "off",        "--sim-measured-waits", "on",
                   NULL};
@@ -474,6 +475,7 @@ Test(options_flags, every_kind_parses, .init = opts_up, .fini = opts_down) {
   cr_assert(eq(int, (int)o->schedule, LMS_SCHED_STACK));
   cr_assert(eq(u32, o->prefetch_window.steps, 16));
   cr_assert(eq(u64, o->prefetch_window.bytes, 2ull << 30));
+  cr_assert(eq(u64, o->piece_size, 32ull << 20));
   cr_assert(eq(str, o->trace, "t.trace"));
   cr_assert(eq(int, o->sim_bytes, 0));
   cr_assert(eq(int, o->sim_measured_waits, 1));

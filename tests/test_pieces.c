@@ -285,3 +285,17 @@ Test(pieces, a_workload_cut_into_pieces) {
   lms__wl_free(&p);
   lms__wl_free(&w);
 }
+
+/* A context destroyed with chunks of pieces still live frees them, their
+ * pieces and their address ranges (the sanitizers' leak check sees the
+ * rest). */
+Test(pieces, a_context_ends_with_pieces_live) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_status_t st;
+  lms_test_write(ctx, a, s, 3, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  alloc(ctx, 20 * MIB);
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}

@@ -75,6 +75,9 @@ static lms_status_t ctx_create(const lms_options_t *opts, lms_dev_t *dev,
       .piece = ctx->opts.piece_size,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
+  if (cfg.piece > 0 && ctx->dev->ops->dev_map == NULL)
+    LMS_LOG(WARN, SWAP, "--piece-size: the %s device does not map memory "
+            "into address ranges; chunks stay whole", ctx->dev->ops->name);
   if (ctx->dev->ops->set_budget != NULL)
     ctx->dev->ops->set_budget(ctx->dev, budget);
   st = lms__plan_create(&ctx->swap, &ctx->opts, &ctx->plan);

@@ -1646,6 +1646,8 @@ void lms__swap_fini(lms__swap_t *s) {
     clear_uses(s, c);
     lms__evpool_put(&s->events, c->ready_ev);
     lms__evpool_put(&s->events, c->home_ev);
+    if (c->va != NULL) s->dev->ops->va_release(s->dev, c->va);
+    free(c->pieces);
     c->magic = 0;
     free(c);
   }
