@@ -299,3 +299,23 @@ Test(pieces, a_context_ends_with_pieces_live) {
   alloc(ctx, 20 * MIB);
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
 }
+
+/* A discarded chunk of pieces leaves the device without a byte written
+ * home, every piece of it. */
+Test(pieces, a_discard_reaches_every_piece) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_status_t st;
+  lms_test_write(ctx, a, s, 9, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(u32, resident_pieces(a), a->npieces));
+  lms_stats_t before = lms_test_stats(ctx);
+  cr_assert(eq(int, lms_discard(ctx, a), LMS_OK));
+  lms_stats_t after = lms_test_stats(ctx);
+  cr_assert(eq(u32, resident_pieces(a), 0));
+  cr_assert(not(lms_chunk_resident(ctx, a)));
+  cr_assert(eq(i64, after.bytes_d2h.total, before.bytes_d2h.total));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}

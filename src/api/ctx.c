@@ -384,7 +384,7 @@ int lms_chunk_resident(lms_ctx_t *ctx, const lms_chunk_t *chunk) {
   if (chunk->npieces > 0) { /* Note [Chunks of pieces] in residency.c */
     r = 1;
     for (uint32_t i = 0; i < chunk->npieces; i++)
-      r = r && chunk->pieces[i]->dptr != NULL;
+      r = r && chunk->pieces[i] != NULL && chunk->pieces[i]->dptr != NULL;
   }
   pthread_mutex_unlock(&ctx->lock);
   return r;

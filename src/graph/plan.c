@@ -1671,7 +1671,7 @@ static void on_change(void *arg, const lms_chunk_t *c) {
 void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
   if (c->npieces > 0) {
     for (uint32_t i = 0; i < c->npieces; i++)
-      lms__plan_on_free(p, c->pieces[i]);
+      if (c->pieces[i] != NULL) lms__plan_on_free(p, c->pieces[i]);
     return;
   }
   u64map_del(&p->live, c->serial);
@@ -1702,7 +1702,7 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
 void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
   if (c->npieces > 0) {
     for (uint32_t i = 0; i < c->npieces; i++)
-      lms__plan_on_acquire(p, c->pieces[i], access);
+      if (c->pieces[i] != NULL) lms__plan_on_acquire(p, c->pieces[i], access);
     return;
   }
   p->acquire_serial = p->swap->serial;

@@ -1210,11 +1210,15 @@ lms_status_t lms__swap_free(lms__swap_t *s, lms_chunk_t *c) {
   /* Note [Chunks of pieces]: the pieces first, then the chunk, whose home
    * waits for every write-back queued into it (the copy stream out runs
    * them in order, so an event after the last covers all). */
-  lms_status_t first = LMS_OK;
   for (uint32_t i = 0; i < c->npieces; i++) {
+    if (c->pieces[i] == NULL) continue; /* freed by a free that failed */
     lms_status_t st = free_one(s, c->pieces[i]);
-    if (st != LMS_OK && first == LMS_OK) first = st;
+    /* A piece the device could not let go of stays, and so does the
+     * chunk, for a later free; the pieces freed are gone for good. */
+    if (st != LMS_OK) return st;
+    c->pieces[i] = NULL;
   }
+  lms_status_t first = LMS_OK;
   free(c->pieces);
   c->pieces = NULL;
   c->npieces = 0;
@@ -1529,7 +1533,7 @@ lms_status_t lms__swap_discard(lms__swap_t *s, lms_chunk_t *c) {
   LMS_CHECK(refuse_acquired(s, c, "lms_discard"));
   if (c->npieces > 0) { /* Note [Chunks of pieces] */
     for (uint32_t i = 0; i < c->npieces; i++)
-      LMS_CHECK(lms__swap_discard(s, c->pieces[i]));
+      if (c->pieces[i] != NULL) LMS_CHECK(lms__swap_discard(s, c->pieces[i]));
     return LMS_OK;
   }
   c->has_data = 0;
@@ -1547,6 +1551,12 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
   uint32_t i = 0;
   for (; i < c->npieces; i++) {
     lms_chunk_t *p = c->pieces[i];
+    if (p == NULL) {
+      lms__errf(s->err, "lms_acquire: a free of this chunk failed part way; "
+                "free it again");
+      st = LMS_ERR_INVALID;
+      break;
+    }
     void *block = NULL;
     st = acquire_one(s, p, stream, access, &block);
     if (st != LMS_OK) break;
