@@ -44,6 +44,16 @@ static lms_chunk_t *alloc(lms_ctx_t *ctx, size_t n) {
   return c;
 }
 
+/* A chunk of n bytes, written with the pattern of `seed`. */
+static lms_chunk_t *written(lms_ctx_t *ctx, lms_stream_t s, size_t n,
+                            uint64_t seed) {
+  lms_chunk_t *c = alloc(ctx, n);
+  lms_status_t st;
+  lms_test_write(ctx, c, s, seed, &st);
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  return c;
+}
+
 static unsigned resident_pieces(const lms_chunk_t *c) {
   unsigned n = 0;
   for (uint32_t i = 0; i < c->npieces; i++) n += c->pieces[i]->dptr != NULL;
@@ -292,10 +302,7 @@ Test(pieces, a_workload_cut_into_pieces) {
 Test(pieces, a_context_ends_with_pieces_live) {
   lms_stream_t s;
   lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
-  lms_chunk_t *a = alloc(ctx, 27 * MIB);
-  lms_status_t st;
-  lms_test_write(ctx, a, s, 3, &st);
-  cr_assert(eq(int, st, LMS_OK));
+  written(ctx, s, 27 * MIB, 3);
   alloc(ctx, 20 * MIB);
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
 }
@@ -305,10 +312,7 @@ Test(pieces, a_context_ends_with_pieces_live) {
 Test(pieces, a_discard_reaches_every_piece) {
   lms_stream_t s;
   lms_ctx_t *ctx = open_ctx("4MiB", NULL, &s);
-  lms_chunk_t *a = alloc(ctx, 27 * MIB);
-  lms_status_t st;
-  lms_test_write(ctx, a, s, 9, &st);
-  cr_assert(eq(int, st, LMS_OK));
+  lms_chunk_t *a = written(ctx, s, 27 * MIB, 9);
   cr_assert(eq(u32, resident_pieces(a), a->npieces));
   lms_stats_t before = lms_test_stats(ctx);
   cr_assert(eq(int, lms_discard(ctx, a), LMS_OK));

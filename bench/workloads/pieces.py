@@ -78,22 +78,10 @@ def piece_trace(src, dst, piece, least):
 
 
 def main():
-    args = sys.argv[1:]
     opts = {"--piece": "32", "--div": "8", "--over": "2,4,10",
             "--links": "pcie3,pcie5,nvlink2,c2c", "--json": None,
             "--keep": None}
-    rest = []
-    while args:
-        a = args.pop(0)
-        if a in opts:
-            if not args:
-                sys.exit(f"pieces: {a} needs a value")
-            opts[a] = args.pop(0)
-        elif a.startswith("--"):
-            sys.exit(f"pieces: unknown option {a}; accepted: "
-                     + ", ".join(opts))
-        else:
-            rest.append(a)
+    rest = sweep.parse_opts(sys.argv[1:], opts, "pieces", strict=True)
     if len(rest) < 2:
         sys.exit(__doc__)
     try:

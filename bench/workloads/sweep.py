@@ -79,19 +79,30 @@ def sim(lms, trace, cap, links):
     return json.loads(p.stdout), ""
 
 
-def main():
-    args = sys.argv[1:]
-    opts = {"--over": "2,4,10", "--links": "pcie3,pcie5,nvlink2,c2c",
-            "--json": None, "--known-over-lru": ""}
+def parse_opts(args, opts, prog, strict=False):
+    """Takes the options named in opts (each with a value) out of args,
+    into opts; returns the other arguments.  strict: any other argument
+    starting with -- is refused."""
     rest = []
+    args = list(args)
     while args:
         a = args.pop(0)
         if a in opts:
             if not args:
-                sys.exit(f"sweep: {a} needs a value")
+                sys.exit(f"{prog}: {a} needs a value")
             opts[a] = args.pop(0)
+        elif strict and a.startswith("--"):
+            sys.exit(f"{prog}: unknown option {a}; accepted: "
+                     + ", ".join(opts))
         else:
             rest.append(a)
+    return rest
+
+
+def main():
+    opts = {"--over": "2,4,10", "--links": "pcie3,pcie5,nvlink2,c2c",
+            "--json": None, "--known-over-lru": ""}
+    rest = parse_opts(sys.argv[1:], opts, "sweep")
     if len(rest) < 2:
         sys.exit(__doc__)
     lms, traces = rest[0], rest[1:]
