@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""What keeping large chunks on the device in part would give, measured on
-the simulated device before the runtime can do it.
+"""What keeping large chunks on the device in part gives, measured on
+traces rewritten in pieces, with any piece size and threshold.
 
-lms moves whole chunks: a 768 MiB embedding table is on the device or not.
-The lower bound (`lms sim`'s "lower") lets a chunk stay in part, and a
-fetch into room a dirty victim leaves waits for the victim's whole
-write-back.  A runtime whose large chunks were pieces mapped into one
-address range (CUDA's virtual memory management) could keep some pieces
-and let others go, and copy piece by piece.  Seen from the scheduler,
-such a chunk is a run of smaller chunks that every step names together;
-this script writes each trace so, and runs it.
+By default lms moves whole chunks: a 768 MiB embedding table is on the
+device or not.  The lower bound (`lms sim`'s "lower") lets a chunk stay in
+part, and a fetch into room a dirty victim leaves waits for the victim's
+whole write-back.  With large chunks made of pieces mapped into one
+address range (`--piece-size`, Note [Chunks of pieces] in
+src/swap/residency.c), some pieces stay and others go, copied piece by
+piece.  Seen from the scheduler, such a chunk is a run of smaller chunks
+that every step names together; this script writes each trace so, and
+runs it, so that a piece size and threshold other than the runtime's (an
+eighth of the budget) can be tried without building them.
 
 For each trace and oversubscription (the capacity as bench/workloads/
 sweep.py sets it), the chunks of at least capacity / DIV bytes become
