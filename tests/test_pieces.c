@@ -275,7 +275,7 @@ Test(pieces, a_workload_cut_into_pieces) {
   w.refs[w.nrefs - 1].dead_after = 1;
   cr_assert(eq(int, lms__wl_add_ref(&w, c, LMS_ACCESS_RW), LMS_OK));
   uint32_t split = 0;
-  cr_assert(eq(int, lms__wl_pieces(&w, 4 * MIB, 8 * MIB, &p, &split), LMS_OK));
+  cr_assert(eq(int, lms__wl_pieces(&w, 4 * MIB, 64 * MIB, &p, &split), LMS_OK));
   cr_assert(eq(u32, split, 2));
   cr_assert(eq(u32, p.nchunks, 7 + 6 + 1));
   cr_assert(eq(u64, p.chunks[6].size, 3 * MIB));

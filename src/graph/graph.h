@@ -100,13 +100,12 @@ lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
  * chunks' bytes. */
 uint32_t lms__wl_mark_dead(lms__workload_t *w, uint64_t *bytes);
 /* The workload as a runtime that makes chunks of pieces schedules it
- * (Note [Chunks of pieces] in swap/residency.c): each chunk of more than
- * `piece` bytes and at least `least` becomes pieces of `piece` bytes, a
- * remainder under 2 MiB joining the last, each named with the chunk's
- * access (and death) wherever it was.  out must be initialised; *split
- * (may be NULL) gets how many chunks were cut. */
+ * under `budget` (Note [Chunks of pieces] in swap/residency.c): each
+ * chunk lms__pieces_of cuts becomes its pieces, each named with the
+ * chunk's access (and death) wherever it was.  out must be initialised;
+ * *split (may be NULL) gets how many chunks were cut. */
 lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
-                            uint64_t least, lms__workload_t *out,
+                            uint64_t budget, lms__workload_t *out,
                             uint32_t *split);
 /* Checks the invariants above; on failure err (LMS__ERRBUF) says which. */
 lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);

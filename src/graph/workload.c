@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "swap/swap.h"
 
 void lms__wl_init(lms__workload_t *w, const char *name) {
   memset(w, 0, sizeof *w);
@@ -339,20 +340,18 @@ uint64_t lms__wl_max_step_bytes(const lms__workload_t *w) {
 }
 
 lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
-                            uint64_t least, lms__workload_t *out,
+                            uint64_t budget, lms__workload_t *out,
                             uint32_t *split) {
-  const uint64_t grain = 2u << 20; /* PIECE_LEAST in swap/residency.c */
   uint32_t *first = malloc((w->nchunks ? w->nchunks : 1) * sizeof *first);
   uint32_t *count = malloc((w->nchunks ? w->nchunks : 1) * sizeof *count);
   lms_status_t st = first && count ? LMS_OK : LMS_ERR_HOST_OOM;
   uint32_t cut = 0;
   snprintf(out->name, sizeof out->name, "%s", w->name);
   for (uint32_t c = 0; c < w->nchunks && st == LMS_OK; c++) {
-    uint64_t size = w->chunks[c].size, n = 1;
-    if (piece > 0 && size > piece && size >= least) {
-      n = size / piece + (size % piece >= grain);
-      cut++;
-    }
+    uint64_t size = w->chunks[c].size;
+    uint64_t n = lms__pieces_of(size, piece, budget);
+    cut += n > 0;
+    if (n == 0) n = 1;
     for (uint64_t i = 0; i < n && st == LMS_OK; i++) {
       uint64_t sz = n == 1 ? size : i + 1 < n ? piece : size - (n - 1) * piece;
       uint32_t id = 0;

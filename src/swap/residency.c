@@ -1025,8 +1025,8 @@ static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
  * on any other, and with --piece-size unset, chunks stay whole. */
 static int wants_pieces(const lms__swap_t *s, size_t size) {
   const lms_dev_ops_t *o = s->dev->ops;
-  return s->piece > 0 && size > s->piece &&
-         size >= s->placement.capacity / 8 && o->va_reserve != NULL &&
+  return lms__pieces_of(size, s->piece, s->placement.capacity) > 0 &&
+         o->va_reserve != NULL &&
          o->va_release != NULL && o->dev_map != NULL &&
          lms__place_on_host(&s->placement, size,
                             (uint64_t)s->stats.device_allocated.current);
@@ -1044,14 +1044,8 @@ static void free_piece_meta(lms__swap_t *s, lms_chunk_t *p) {
   free(p);
 }
 
-/* A remainder under this joins the last whole piece: every piece is a
- * block of its own at a page boundary (Note [Paged large blocks] in
- * alloc/devcache.c), which requests of 1 MiB or less are not. */
-#define PIECE_LEAST (2u << 20)
-
 static lms_status_t alloc_group(lms__swap_t *s, size_t size, lms_chunk_t **out) {
-  uint64_t n = size / s->piece;
-  if (size % s->piece >= PIECE_LEAST) n++;
+  uint64_t n = lms__pieces_of(size, s->piece, s->placement.capacity);
   lms_chunk_t **v = calloc((size_t)n, sizeof *v);
   if (v == NULL) {
     lms__errf(s->err, "lms_alloc: no host memory for the %llu pieces of a "

@@ -143,6 +143,21 @@ typedef struct lms__swap {
   char *err;                   /* the owner's last-error buffer */
 } lms__swap_t;
 
+/* Note [Chunks of pieces] in residency.c: a chunk of at least
+ * budget / LMS__PIECE_DIV bytes and more than a piece is cut, into this
+ * many pieces of `piece` bytes, the last taking the remainder; a remainder
+ * under LMS__PIECE_LEAST joins the last whole piece, since every piece is
+ * a device block of its own at a page boundary (Note [Paged large blocks]
+ * in alloc/devcache.c), which requests of 1 MiB or less are not.  0: the
+ * chunk stays whole. */
+#define LMS__PIECE_DIV 8
+#define LMS__PIECE_LEAST (2u << 20)
+static inline uint64_t lms__pieces_of(uint64_t size, uint64_t piece,
+                                      uint64_t budget) {
+  if (piece == 0 || size <= piece || size < budget / LMS__PIECE_DIV) return 0;
+  return size / piece + (size % piece >= LMS__PIECE_LEAST);
+}
+
 typedef struct lms__swap_config {
   lms__placement_t placement; /* capacity = the device budget */
   uint64_t host_limit;        /* 0: none */
