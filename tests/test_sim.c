@@ -165,6 +165,42 @@ Test(sim_mem, destroy_frees_leftovers) {
   d->ops->destroy(d);
 }
 
+/* Note [Mapped device memory]: a block shown in a reservation holds the
+ * same bytes at both addresses, a freed block reads zeros through a stale
+ * mapping, and what is not a reservation's part or a block's start is
+ * refused by name. */
+Test(sim_mem, mapped_blocks_share_their_bytes, .init = sim_up,
+     .fini = sim_down) {
+  void *va = NULL, *b = NULL, *c = NULL;
+  cr_assert(eq(int, dev->ops->va_reserve(dev, 8 * MIB, &va), LMS_OK));
+  cr_assert(eq(u64, (uintptr_t)va % (2 * MIB), 0), "2 MiB aligned");
+  cr_assert(eq(u64, report(dev).dev_in_use, 0), "addresses, not memory");
+  b = dalloc(dev, 4 * MIB);
+  c = dalloc(dev, 4 * MIB);
+  cr_assert(eq(int, dev->ops->dev_map(dev, va, b, 4 * MIB), LMS_OK));
+  cr_assert(eq(int, dev->ops->dev_map(dev, (char *)va + 4 * MIB, c, 4 * MIB),
+               LMS_OK));
+  memset(b, 0x11, 4 * MIB);
+  ((unsigned char *)va)[4 * MIB] = 0x22;
+  cr_assert(eq(u8, ((unsigned char *)va)[4 * MIB - 1], 0x11));
+  cr_assert(eq(u8, ((unsigned char *)c)[0], 0x22));
+  cr_assert(eq(int, dev->ops->dev_free(dev, b), LMS_OK));
+  cr_assert(eq(u8, ((unsigned char *)va)[0], 0), "a freed block's bytes go");
+  cr_assert(eq(int, dev->ops->dev_map(dev, va, (char *)c + 4096, 4096),
+               LMS_ERR_INVALID));
+  cr_assert(not(eq(ptr, strstr(dev->last_error, "not the start of a device "
+                               "block"), NULL)), "%s", dev->last_error);
+  cr_assert(eq(int, dev->ops->dev_map(dev, (char *)va + 6 * MIB, c, 4 * MIB),
+               LMS_ERR_INVALID), "past the reservation's end");
+  cr_assert(eq(int, dev->ops->dev_map(dev, (char *)va + 100, c, 4096),
+               LMS_ERR_INVALID), "not page aligned");
+  cr_assert(eq(int, dev->ops->va_reserve(dev, 0, &va), LMS_ERR_INVALID));
+  cr_assert(eq(int, dev->ops->va_release(dev, (char *)va + 4096),
+               LMS_ERR_INVALID));
+  cr_assert(eq(int, dev->ops->va_release(dev, va), LMS_OK));
+  cr_assert(eq(int, dev->ops->dev_free(dev, c), LMS_OK));
+}
+
 /* ---- Copies ------------------------------------------------------------ */
 
 Test(sim_copy, bytes_move_both_ways, .init = sim_up, .fini = sim_down) {
