@@ -60,7 +60,7 @@ set_tests_properties(unit_statsfile PROPERTIES LABELS cpu)
 # Workloads lms was not tuned on: no refusal of what fits.
 add_test(NAME cli_workloads
   COMMAND ${CMAKE_SOURCE_DIR}/tests/cli_workloads.sh $<TARGET_FILE:lms_cli>)
-set_tests_properties(cli_workloads PROPERTIES LABELS cpu TIMEOUT 600)
+set_tests_properties(cli_workloads PROPERTIES LABELS cpu TIMEOUT 1500)
 
 # lms starts and simulates without cuDNN and cuBLAS; lms-bench-net, where
 # built, is the one that needs them.

@@ -128,7 +128,7 @@ static void variant(lms__ahead_in_t *in, uint64_t *s) {
 }
 
 Test(ahead, plans_keep_within_the_room_and_the_gaps) {
-  uint64_t plans = 0, fetches = 0, kept = 0, late = 0;
+  uint64_t plans = 0, fetches = 0, kept = 0, late = 0, at_use = 0;
   for (uint64_t seed = 1; seed <= 3000; seed++) {
     period_t w;
     random_period(seed * 0x9e3779b97f4a7c15ull, &w);
@@ -180,20 +180,33 @@ Test(ahead, plans_keep_within_the_room_and_the_gaps) {
         cr_assert(eq(int, a.drop[q], 1), "seed %llu: ref %u fetched, its "
                   "chunk never left", (unsigned long long)seed, r);
         /* Issued strictly after the departure, before the use, within
-         * the reach. */
+         * the reach; or at the use's own step where the step before has
+         * no room for it beside its own chunks (Note [A copy in with no
+         * room before its use]). */
         uint32_t len = (w.step[r] + w.p - w.step[q]) % w.p;
         if (len == 0) len = w.p;
         uint32_t lead = (w.step[r] + w.p - t) % w.p;
-        if (lead == 0) lead = w.p;
-        cr_assert(ge(u32, lead, 1));
+        uint32_t before = (w.step[r] + w.p - 1) % w.p;
+        if (lead == 0) {
+          cr_assert(gt(u64, step_bytes(&w, before) + w.size[w.key[r]], cap),
+                    "seed %llu: ref %u issued at its use, with room before",
+                    (unsigned long long)seed, r);
+          cr_assert(gt(u32, a.late_fetches, 0));
+          at_use++;
+        } else {
+          cr_assert(le(u64, step_bytes(&w, before) + w.size[w.key[r]], cap),
+                    "seed %llu: ref %u issued at %u, before a step with no "
+                    "room for it", (unsigned long long)seed, r, t);
+        }
         cr_assert(lt(u32, lead, len), "seed %llu: ref %u issued at %u, "
                   "gap %u..%u", (unsigned long long)seed, r, t, w.step[q],
                   w.step[r]);
         cr_assert(le(u32, lead, reach > 1 ? reach : 1));
         for (uint32_t d = 0; d < lead; d++) occ[(t + d) % w.p] += w.size[w.key[r]];
         /* A copy in with no room in the step before its use takes its
-         * room anyway (late_fetches counts them). */
-        late_room[(w.step[r] + w.p - 1) % w.p] += w.size[w.key[r]];
+         * room anyway (late_fetches counts them), unless issued at its
+         * use. */
+        if (lead > 0) late_room[before] += w.size[w.key[r]];
         fetched += w.size[w.key[r]];
         fetches++;
       }
@@ -211,12 +224,15 @@ Test(ahead, plans_keep_within_the_room_and_the_gaps) {
     lms__ahead_free(&a);
   }
   cr_log_info("%llu plans, %llu copies in, %llu keeping some gap, %llu with "
-              "a late copy", (unsigned long long)plans,
-              (unsigned long long)fetches, (unsigned long long)kept,
-              (unsigned long long)late);
-  /* The cases did exercise both keeping and sending away. */
+              "a late copy, %llu copies in at their use",
+              (unsigned long long)plans, (unsigned long long)fetches,
+              (unsigned long long)kept, (unsigned long long)late,
+              (unsigned long long)at_use);
+  /* The cases did exercise both keeping and sending away, and copies in
+   * with no room before their use. */
   cr_assert(gt(u64, fetches, 1000));
   cr_assert(gt(u64, kept, 1000));
+  cr_assert(gt(u64, at_use, 10));
 }
 
 Test(ahead, a_period_that_fits_moves_nothing) {
@@ -489,7 +505,7 @@ Test(ahead, copies_in_by_their_use_queue_in_that_order) {
           uint32_t r = a.fetch_ref[f], u = w.step[r];
           int next = prev_use(&w, r) >= r; /* the key's first use */
           use[n] = u + (next ? w.p : 0);
-          at[n++] = t + (next && t < u ? w.p : 0);
+          at[n++] = t + (next && t <= u ? w.p : 0);
         }
       for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < n; j++) {

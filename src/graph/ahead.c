@@ -47,6 +47,21 @@
  * bytes than the best choice would (the bound's bytes, beside the plan's
  * in the sweep, say how many fewer; Note [Whole chunks kept]). */
 
+/* Note [A copy in with no room before its use]
+ * A gap not kept whose second use reads is fetched with room from the
+ * step before that use (step 2 of Note [A planned period]).  Where that
+ * step has no room for it, the fetch is late: counted, and still issued
+ * at that step, where it takes the room of chunks kept for later steps,
+ * which is worth it where a streamed weight would otherwise wait.  But
+ * where the step's own chunks leave no room for it (occ, before anything
+ * is kept), the copy cannot stay through that step: its outputs, made at
+ * its acquire, push it out again, and it comes in twice (VGG-16's
+ * training at 4x over pcie5 and nvlink2, under the plan: conv0's output,
+ * 411 MB, beside a step of 924 MB under a budget of 1.30 GB).  Such a copy starts at
+ * its use's own step and holds no room before it.  Tested by
+ * planned::two_steps_that_do_not_fit_waste_no_copy in
+ * tests/test_scheduler.c. */
+
 /* Note [Spread out]
  * The plan above counts bytes, not time: any choice of what stays that
  * keeps as many bytes is as good to it.  The order by end keeps runs.
@@ -262,7 +277,8 @@ static uint32_t circ_last_above(const lms__rt_t *t, uint32_t p, uint32_t a,
  * entry is written only after it was read).  Returns how many were
  * appended.  O(g log p). */
 static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
-                       int64_t cap, const lms__ahead_in_t *in,
+                       const int64_t *occ, int64_t cap,
+                       const lms__ahead_in_t *in,
                        lms__ahead_t *out, gap_t *f) {
   uint32_t p = in->period, nf = 0;
   for (uint32_t i = 0; i < ng; i++) {
@@ -279,6 +295,8 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
     if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
     uint32_t b = x.end - 1;
     if (circ_max(t, p, b, x.end) + (int64_t)x.size > cap) out->late_fetches++;
+    /* Note [A copy in with no room before its use]. */
+    if (occ[(x.end - 1) % p] + (int64_t)x.size > cap) b = x.end;
     circ_add(t, p, b, x.end, (int64_t)x.size);
     x.room = b;
     f[nf++] = x;
@@ -302,7 +320,8 @@ static void undecide(lms__rt_t *t, const int64_t *occ, uint32_t nr,
  * ascending), at most the reach before its own, where every step between
  * has room, else from the step before its own use.  O(n log p). */
 static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
-                        lms__rt_t *t, int64_t cap, uint32_t reach,
+                        lms__rt_t *t, const int64_t *occ, int64_t cap,
+                        uint32_t reach,
                         const lms__ahead_in_t *in, lms__ahead_t *out) {
   uint32_t p = in->period;
   for (uint32_t i = 0; i < n; i++) {
@@ -323,6 +342,7 @@ static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
       b = from;
     if (circ_max(t, p, b, x->end) + (int64_t)x->size > cap)
       out->late_fetches++;
+    if (occ[(x->end - 1) % p] + (int64_t)x->size > cap) b = x->end;
     circ_add(t, p, b, x->end, (int64_t)x->size);
     x->room = b;
     out->drop[x->from] = 1;
@@ -408,7 +428,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   memcpy(order, gaps, (size_t)ng * sizeof *gaps);
   int dense = !in->spread && in->dense;
   if (dense) qsort(order, ng, sizeof *order, by_density);
-  uint32_t nf = decide(order, ng, &t, cap, in, out, gaps);
+  uint32_t nf = decide(order, ng, &t, occ, cap, in, out, gaps);
   /* Note [Two buffers]: each pass gives the copies in of the one before
    * their second buffer, and decides the rest again; the copies in only
    * grow, so it ends when a pass adds none (or after TWO_BUFFER_PASSES). */
@@ -418,8 +438,8 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     for (uint32_t g = 0; g < nf; g++) issue[g] = gaps[g].end % p;
     qsort(issue, nf, sizeof *issue, by_u32);
     undecide(&t, occ, nr, out);
-    two_buffers(gaps, nf, issue, &t, cap, reach, in, out);
-    uint32_t more = decide(order, ng, &t, cap, in, out, gaps + nf);
+    two_buffers(gaps, nf, issue, &t, occ, cap, reach, in, out);
+    uint32_t more = decide(order, ng, &t, occ, cap, in, out, gaps + nf);
     nf += more;
     if (more == 0) break;
   }

@@ -150,6 +150,8 @@ struct lms__plan {
   uint32_t *ref_key;     /* dense key of each reference of the schedule */
   lms_chunk_t **key_chunk; /* per dense key: resolve(key), kept current */
   uint64_t *key_size;
+  uint64_t *pair_bytes;  /* per step: distinct bytes of it and the next */
+  int pair_over;         /* the step that begins and the next overfill */
   uint32_t *ws_count;
   uint32_t ws_first, ws_len;
   uint64_t ws_bytes;
@@ -301,6 +303,8 @@ static void drop_schedule(lms__plan_t *p) {
   p->key_chunk = NULL;
   p->window_back = 0;
   free(p->key_size);
+  free(p->pair_bytes);
+  p->pair_bytes = NULL;
   free(p->ws_count);
   free(p->ref_step);
   free(p->key_refs_first);
@@ -485,6 +489,15 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
 }
 
 static int build_plan(lms__plan_t *p, int spread, int order, int dense);
+
+/* What a chunk of n bytes takes of the budget: a small one its share of a
+ * segment with what it may waste (Note [What the budget wastes] in
+ * alloc/devcache.c), a large one its size rounded to the block unit. */
+static uint64_t budget_take(const lms__plan_t *p, uint64_t n) {
+  return n <= p->swap->cache.small_max
+             ? n + n / 16
+             : (n + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND * LMS__BLOCK_ROUND;
+}
 
 /* The kinds of plan on trial: the plan (0), the plan by density, the
  * spread plan, and each of the last two bringing chunks in by their
@@ -794,14 +807,10 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
   uint64_t *cost = malloc(((size_t)nkeys + 1) * sizeof *cost);
   if (acc != NULL && lives != NULL && cost != NULL) {
     for (uint32_t i = 0; i < p->nrefs; i++) acc[i] = p->refs[i].access;
-    size_t small = p->swap->cache.small_max;
     uint64_t cap = p->swap->placement.capacity;
     for (uint32_t k = 0; k < nkeys; k++) {
-      uint64_t n = p->key_size[k];
       lives[k] = p->key_chunk[k] != NULL;
-      cost[k] = n <= small ? n + n / 16
-                           : (n + LMS__BLOCK_ROUND - 1) / LMS__BLOCK_ROUND *
-                                 LMS__BLOCK_ROUND;
+      cost[k] = budget_take(p, p->key_size[k]);
     }
     lms__ahead_in_t in = {
         .period = p->period, .nrefs = p->nrefs, .nkeys = nkeys,
@@ -932,6 +941,22 @@ static int activate(lms__plan_t *p, uint32_t period) {
     p->key_refs_first[k + 1] += p->key_refs_first[k];
   for (uint32_t i = 0; i < nrefs; i++)
     p->key_refs[p->key_refs_first[p->ref_key[i]] + p->ws_count[p->ref_key[i]]++] = i;
+  memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
+  p->pair_bytes = calloc((size_t)period + 1, sizeof *p->pair_bytes);
+  if (p->pair_bytes == NULL) return -1;
+  for (uint32_t st = 0; st < period; st++) {
+    uint64_t b = 0;
+    for (uint32_t d = 0; d < 2 && d < period; d++) {
+      const pstep_t *ps = &p->steps[(st + d) % period];
+      for (uint32_t i = ps->first; i < ps->first + ps->n; i++)
+        if (p->ws_count[p->ref_key[i]] != st + 1 &&
+            (d == 0 || !(p->refs[i].access & LMS_ACCESS_OVERWRITE))) {
+          p->ws_count[p->ref_key[i]] = st + 1;
+          b += budget_take(p, p->key_size[p->ref_key[i]]);
+        }
+    }
+    p->pair_bytes[st] = b;
+  }
   memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
   p->nsteps = period;
   p->nrefs = nrefs;
@@ -1196,6 +1221,28 @@ static uint64_t window_bytes(const lms__plan_t *p) {
   return lms__window_cap(&p->window, p->swap->placement.capacity);
 }
 
+/* Note [Two steps that do not fit together]
+ * The window and the plan bring in the chunks of the step that begins and
+ * of the next whatever the room, so that a copy in has at least a step's
+ * compute to hide behind.  Where the step that begins and what the next
+ * reads take more than the budget together, the copy for the next step
+ * cannot stay: the step's own outputs, made at its acquire, push it out
+ * again before its use, and it comes in a second time, or push out what
+ * is needed sooner.  In VGG-16's training at 4x over nvlink2 the backward
+ * of the first pooling layer reads conv1's output (411 MB) and writes the
+ * gradient of its input (411 MB); conv0's output (411 MB), brought in
+ * for the next step during it, was evicted by that gradient's room at
+ * once, every iteration.  So where the distinct bytes of a step and of
+ * what the next reads, each as it takes the budget, exceed the budget
+ * (pair_bytes, counted once when the schedule is made: O(r) for r
+ * references, O(p) memory for p steps), only the step that begins is
+ * brought in whatever the room; the next is looked ahead to as any
+ * further step is.  With Note [A copy in with no room before its use] in
+ * ahead.c, that run went from 127.7 to 120.9 ms and from 4.89 to 4.03 GB
+ * brought in an iteration, fewer than LRU's 4.74
+ * (bench/results/2026-11-29-sim-room-before-use.md).  Tested by
+ * planned::two_steps_that_do_not_fit_waste_no_copy. */
+
 /* Prefetches c for step `need`; 1 to go on, 0 to stop, -1 on failure. */
 static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
                         uint64_t need, uint64_t *ahead, uint64_t limit,
@@ -1204,8 +1251,10 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
   /* An overwrite needs no old bytes: its block comes at the acquire. */
   if (access & LMS_ACCESS_OVERWRITE) return 1;
   /* The step that begins and the next are always brought in, whatever
-   * the bytes: the window bounds looking further ahead. */
-  int near = need <= p->t + 1;
+   * the bytes (the next not where the two do not fit together: Note [Two
+   * steps that do not fit together]): the window bounds looking further
+   * ahead. */
+  int near = need <= p->t + (p->pair_over ? 0 : 1);
   if (c->dptr != NULL) {
     if (c->prefetched) *ahead += c->size;
     return near || *ahead <= limit;
@@ -1439,7 +1488,7 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
   p->npend = kept;
   LMS_CHECK(st);
   uint64_t ahead = 0;
-  for (uint32_t d = 0; d < 2 && d < p->period; d++) {
+  for (uint32_t d = 0; d < (p->pair_over ? 1u : 2u) && d < p->period; d++) {
     const pstep_t *s = &p->steps[(p->pos + d) % p->period];
     int next_iteration = p->pos + d >= p->period;
     for (uint32_t i = s->first; i < s->first + s->n; i++) {
@@ -1454,6 +1503,9 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
 
 static lms_status_t prefetch(lms__plan_t *p) {
   p->horizon = LMS__NEVER;
+  /* Note [Two steps that do not fit together]. */
+  p->pair_over = p->mode == MODE_ACTIVE && p->pair_bytes != NULL &&
+                 p->pair_bytes[p->pos] > p->swap->placement.capacity;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
   uint64_t limit = window_bytes(p), ahead = 0;
   /* Note [A window that adapts]: the window's bytes are a ceiling; the
