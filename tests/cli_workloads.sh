@@ -84,7 +84,7 @@ if [ -n "$py" ]; then
   # pcie5, where the window, kept on a tie, brings in 20.73 GB against
   # LRU's 20.33 (Note [Ties go to fewer bytes] in src/graph/plan.c): open
   # failures of the check, held in the sweep so that a change shows.
-  # Over all four links since Note [Two steps that do not fit together]
+  # Over all four links since Note [The plan says when]
   # (bench/results/2026-11-29-sim-room-before-use.md).
   out=$(LMS_SIM_MEASURED_WAITS=on "$py" "$here/../bench/workloads/sweep.py" \
         "$lms" $traces "$dir/moe-decode-b1.trace" --over 2,4,10 \

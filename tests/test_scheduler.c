@@ -2328,14 +2328,17 @@ static int pair_overfills(const lms__workload_t *w, uint64_t cap) {
   return over;
 }
 
-/* Note [Two steps that do not fit together] in graph/plan.c: VGG-shaped
- * chains (as above) under budgets of 1.02 to 1.08 times the largest
- * step, where some step and the next name more bytes than the budget.
- * The plan by end, run alone, brings in once settled what it planned and
- * no copy in is wasted.  Brought in for the next step whatever the room,
- * a chunk took room the step that began needed for its outputs, which
- * then pushed it out again before its use. */
-Test(planned, two_steps_that_do_not_fit_waste_no_copy) {
+/* Note [The plan says when] in graph/plan.c and Note [A copy in with no
+ * room before its use] in graph/ahead.c: VGG-shaped chains (as above)
+ * under budgets of 1.02 to 1.08 times the largest step, where some step
+ * and the next name more bytes than the budget.  The plan by end, run
+ * alone, brings in once settled what it planned and no copy in is
+ * wasted.  Brought in for the next step whatever the room, or by the
+ * plan a step before its use where that step had no room for it beside
+ * its own chunks, a chunk took room the step that began needed for its
+ * outputs, which pushed it out again before its use: without either
+ * rule the test fails. */
+Test(planned, a_plan_alone_wastes_no_copy) {
   int overfilled = 0;
   for (int k = 0; k < 12; k++) {
     lms__workload_t w;

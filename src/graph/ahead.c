@@ -59,8 +59,8 @@
  * training at 4x over pcie5 and nvlink2, under the plan: conv0's output,
  * 411 MB, beside a step of 924 MB under a budget of 1.30 GB).  Such a copy starts at
  * its use's own step and holds no room before it.  Tested by
- * planned::two_steps_that_do_not_fit_waste_no_copy in
- * tests/test_scheduler.c. */
+ * planned::a_plan_alone_wastes_no_copy in tests/test_scheduler.c and
+ * ahead::plans_keep_within_the_room_and_the_gaps. */
 
 /* Note [Spread out]
  * The plan above counts bytes, not time: any choice of what stays that

@@ -150,8 +150,6 @@ struct lms__plan {
   uint32_t *ref_key;     /* dense key of each reference of the schedule */
   lms_chunk_t **key_chunk; /* per dense key: resolve(key), kept current */
   uint64_t *key_size;
-  uint64_t *pair_bytes;  /* per step: distinct bytes of it and the next */
-  int pair_over;         /* the step that begins and the next overfill */
   uint32_t *ws_count;
   uint32_t ws_first, ws_len;
   uint64_t ws_bytes;
@@ -303,8 +301,6 @@ static void drop_schedule(lms__plan_t *p) {
   p->key_chunk = NULL;
   p->window_back = 0;
   free(p->key_size);
-  free(p->pair_bytes);
-  p->pair_bytes = NULL;
   free(p->ws_count);
   free(p->ref_step);
   free(p->key_refs_first);
@@ -942,22 +938,6 @@ static int activate(lms__plan_t *p, uint32_t period) {
   for (uint32_t i = 0; i < nrefs; i++)
     p->key_refs[p->key_refs_first[p->ref_key[i]] + p->ws_count[p->ref_key[i]]++] = i;
   memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
-  p->pair_bytes = calloc((size_t)period + 1, sizeof *p->pair_bytes);
-  if (p->pair_bytes == NULL) return -1;
-  for (uint32_t st = 0; st < period; st++) {
-    uint64_t b = 0;
-    for (uint32_t d = 0; d < 2 && d < period; d++) {
-      const pstep_t *ps = &p->steps[(st + d) % period];
-      for (uint32_t i = ps->first; i < ps->first + ps->n; i++)
-        if (p->ws_count[p->ref_key[i]] != st + 1 &&
-            (d == 0 || !(p->refs[i].access & LMS_ACCESS_OVERWRITE))) {
-          p->ws_count[p->ref_key[i]] = st + 1;
-          b += budget_take(p, p->key_size[p->ref_key[i]]);
-        }
-    }
-    p->pair_bytes[st] = b;
-  }
-  memset(p->ws_count, 0, (nkeys + 1) * sizeof *p->ws_count);
   p->nsteps = period;
   p->nrefs = nrefs;
   p->pass_steps = p->pass_refs = 0;
@@ -1221,28 +1201,6 @@ static uint64_t window_bytes(const lms__plan_t *p) {
   return lms__window_cap(&p->window, p->swap->placement.capacity);
 }
 
-/* Note [Two steps that do not fit together]
- * The window and the plan bring in the chunks of the step that begins and
- * of the next whatever the room, so that a copy in has at least a step's
- * compute to hide behind.  Where the step that begins and what the next
- * reads take more than the budget together, the copy for the next step
- * cannot stay: the step's own outputs, made at its acquire, push it out
- * again before its use, and it comes in a second time, or push out what
- * is needed sooner.  In VGG-16's training at 4x over nvlink2 the backward
- * of the first pooling layer reads conv1's output (411 MB) and writes the
- * gradient of its input (411 MB); conv0's output (411 MB), brought in
- * for the next step during it, was evicted by that gradient's room at
- * once, every iteration.  So where the distinct bytes of a step and of
- * what the next reads, each as it takes the budget, exceed the budget
- * (pair_bytes, counted once when the schedule is made: O(r) for r
- * references, O(p) memory for p steps), only the step that begins is
- * brought in whatever the room; the next is looked ahead to as any
- * further step is.  With Note [A copy in with no room before its use] in
- * ahead.c, that run went from 127.7 to 120.9 ms and from 4.89 to 4.03 GB
- * brought in an iteration, fewer than LRU's 4.74
- * (bench/results/2026-11-29-sim-room-before-use.md).  Tested by
- * planned::two_steps_that_do_not_fit_waste_no_copy. */
-
 /* Prefetches c for step `need`; 1 to go on, 0 to stop, -1 on failure. */
 static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
                         uint64_t need, uint64_t *ahead, uint64_t limit,
@@ -1251,10 +1209,8 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
   /* An overwrite needs no old bytes: its block comes at the acquire. */
   if (access & LMS_ACCESS_OVERWRITE) return 1;
   /* The step that begins and the next are always brought in, whatever
-   * the bytes (the next not where the two do not fit together: Note [Two
-   * steps that do not fit together]): the window bounds looking further
-   * ahead. */
-  int near = need <= p->t + (p->pair_over ? 0 : 1);
+   * the bytes: the window bounds looking further ahead. */
+  int near = need <= p->t + 1;
   if (c->dptr != NULL) {
     if (c->prefetched) *ahead += c->size;
     return near || *ahead <= limit;
@@ -1445,12 +1401,40 @@ static lms_status_t planned_drops(lms__plan_t *p) {
   return LMS_OK;
 }
 
+/* Note [The plan says when]
+ * The window brings in the chunks of the step that begins and of the
+ * next whatever the room, so that a copy in has at least a step's compute
+ * to hide behind.  Under a plan the copies it makes start where it gave
+ * them room, and what the next step reads is either kept (resident),
+ * brought in by the plan from where it has room (or at its use, Note [A
+ * copy in with no room before its use] in ahead.c), or was pushed out
+ * against the plan.  Brought in a step early whatever the room, such a
+ * chunk took the room of one the plan keeps, which then came back the
+ * same way a few steps later: a cycle of copies the plan never made, or
+ * a copy pushed out again by the step's own outputs before its use.  In
+ * the LSTM's training at 4x over pcie5 the plan brings in 3.11 GB an
+ * iteration and the run brought in 3.78, five of its twelve 134 MB
+ * weights and optimiser states each iteration, pushed out at the
+ * optimiser's steps; with only the step that begins brought in whatever
+ * the plan says, 3.24 GB and 280.3 -> 271.8 ms.  In VGG-16's training at
+ * 4x over nvlink2 the backward of the first pooling layer reads conv1's
+ * output (411 MB) and writes its input's gradient (411 MB); conv0's
+ * output (411 MB), brought in for the next step during it, was pushed out
+ * by that gradient at once, every iteration: with both notes, 127.7 ->
+ * 120.9 ms and 4.89 -> 4.03 GB brought in, fewer than LRU's 4.74.  Where
+ * the copy a step early found room it gave lead: the plan by density on
+ * VGG-16 at 2x over nvlink2 took 100.6 ms with it and 102.1 without; the
+ * copy a step early only into free room was tried and kept that run but
+ * lost the LSTM's gain (bench/results/2026-11-29-sim-room-before-use.md).
+ * Tested by planned::a_plan_alone_wastes_no_copy. */
+
 /* The planned period at a step boundary (Note [A planned period] in
  * ahead.c), once the chunks sent away have left (planned_drops): the
  * fetches the plan starts here join those waiting, and those are tried
  * in order of use until one finds no room (the next would take room the
- * earlier one needs).  The chunks of the step that begins and the next
- * are brought in whatever the plan says, as the window does. */
+ * earlier one needs).  The chunks of the step that begins are brought in
+ * whatever the plan says, as the window does (Note [The plan says
+ * when]). */
 static lms_status_t planned_prefetch(lms__plan_t *p) {
   const lms__ahead_t *a = &p->ahead;
   for (uint32_t f = a->fetch_first[p->pos]; f < a->fetch_first[p->pos + 1];
@@ -1487,25 +1471,19 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
   for (; j < p->npend; j++) p->pend[kept++] = p->pend[j];
   p->npend = kept;
   LMS_CHECK(st);
+  /* Note [The plan says when]: the step that begins only. */
   uint64_t ahead = 0;
-  for (uint32_t d = 0; d < (p->pair_over ? 1u : 2u) && d < p->period; d++) {
-    const pstep_t *s = &p->steps[(p->pos + d) % p->period];
-    int next_iteration = p->pos + d >= p->period;
-    for (uint32_t i = s->first; i < s->first + s->n; i++) {
-      lms_chunk_t *c = p->key_chunk[p->ref_key[i]];
-      if (c != NULL && next_iteration && c->serial != p->refs[i].key) continue;
-      int r = prefetch_one(p, c, p->refs[i].access, p->t + d, &ahead, 0, &st);
-      if (r <= 0) return st;
-    }
+  const pstep_t *ps = &p->steps[p->pos];
+  for (uint32_t i = ps->first; i < ps->first + ps->n; i++) {
+    int r = prefetch_one(p, p->key_chunk[p->ref_key[i]], p->refs[i].access,
+                         p->t, &ahead, 0, &st);
+    if (r <= 0) return st;
   }
   return LMS_OK;
 }
 
 static lms_status_t prefetch(lms__plan_t *p) {
   p->horizon = LMS__NEVER;
-  /* Note [Two steps that do not fit together]. */
-  p->pair_over = p->mode == MODE_ACTIVE && p->pair_bytes != NULL &&
-                 p->pair_bytes[p->pos] > p->swap->placement.capacity;
   if (p->policy == LMS_POLICY_ONDEMAND || p->window.steps == 0) return LMS_OK;
   uint64_t limit = window_bytes(p), ahead = 0;
   /* Note [A window that adapts]: the window's bytes are a ceiling; the
