@@ -2279,6 +2279,25 @@ static void chain_case(lms__workload_t *w, int L, int k, char *limit_s,
              limit_s, n);
 }
 
+/* The plan by end run alone (not on trial, not leaving late) over
+ * pcie3 until it settles: it brings something in, and brings in what it
+ * planned. */
+static lms__replay_result_t plan_alone(const lms__workload_t *w,
+                                       const char *limit_s,
+                                       const char *what) {
+  lms__plan_info_t info;
+  lms__replay_result_t res;
+  char err[LMS__ERRBUF] = "";
+  lms__plan_force = 2;
+  lms_status_t st = settle(w, limit_s, "pcie3", 0, &info, &res, err);
+  lms__plan_force = 0;
+  cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
+  cr_assert(eq(str, (char *)res.ahead, "plan"), "%s", what);
+  cr_assert(gt(u64, info.plan_in, 0), "%s: the plan brings nothing in", what);
+  cr_assert(eq(u64, res.last.bytes_h2d, info.plan_in), "%s", what);
+  return res;
+}
+
 /* Note [Leaving before making room] in graph/plan.c: the plan by end,
  * run alone (not on trial, not leaving late), brings in once settled the
  * bytes it planned and no more, on chains trained as VGG is (outputs
@@ -2293,16 +2312,7 @@ Test(planned, a_plan_brings_in_what_it_planned) {
     char limit_s[32], what[96];
     chain_case(&w, 6 + k / 4, k, limit_s, sizeof limit_s);
     snprintf(what, sizeof what, "%d layers under %s", 6 + k / 4, limit_s);
-    lms__plan_info_t info;
-    lms__replay_result_t res;
-    char err[LMS__ERRBUF] = "";
-    lms__plan_force = 2;
-    lms_status_t st = settle(&w, limit_s, "pcie3", 0, &info, &res, err);
-    lms__plan_force = 0;
-    cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
-    cr_assert(eq(str, (char *)res.ahead, "plan"), "%s", what);
-    cr_assert(gt(u64, info.plan_in, 0), "%s: the plan brings nothing in", what);
-    cr_assert(eq(u64, res.last.bytes_h2d, info.plan_in), "%s", what);
+    plan_alone(&w, limit_s, what);
     lms__wl_free(&w);
   }
 }
@@ -2348,16 +2358,8 @@ Test(planned, a_plan_alone_wastes_no_copy) {
     limit_text(cap, limit_s, sizeof limit_s);
     snprintf(what, sizeof what, "%d layers under %s", 6 + k / 3, limit_s);
     overfilled += pair_overfills(&w, cap);
-    lms__plan_info_t info;
-    lms__replay_result_t res;
-    char err[LMS__ERRBUF] = "";
-    lms__plan_force = 2;
-    lms_status_t st = settle(&w, limit_s, "pcie3", 0, &info, &res, err);
-    lms__plan_force = 0;
-    cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
-    cr_assert(eq(str, (char *)res.ahead, "plan"), "%s", what);
+    lms__replay_result_t res = plan_alone(&w, limit_s, what);
     cr_assert(eq(u64, res.last.prefetch_wasted, 0), "%s", what);
-    cr_assert(eq(u64, res.last.bytes_h2d, info.plan_in), "%s", what);
     lms__wl_free(&w);
   }
   cr_assert(ge(int, overfilled, 6), "only %d of 12 chains overfill", overfilled);
