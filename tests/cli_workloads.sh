@@ -81,9 +81,9 @@ if [ -n "$py" ]; then
   # of experts at batch 1 at 10x over pcie3, pcie5 and nvlink2, where the
   # window brings in 0.4-0.6 % more than LRU victims with the window do
   # (17.82 GB against 17.72 over pcie3), and the 7B decoder at 10x over
-  # pcie5, where the window, kept on a tie, brings in 20.73 GB against
-  # LRU's 20.33 (Note [Ties go to fewer bytes] in src/graph/plan.c): open
-  # failures of the check, held in the sweep so that a change shows.
+  # pcie5, where the window, kept as 2.7 % faster on trial than any plan,
+  # brings in 20.73 GB against LRU's 20.33: open failures of the check,
+  # held in the sweep so that a change shows.
   # Over all four links since Note [The plan says when]
   # (bench/results/2026-11-29-sim-room-before-use.md).
   out=$(LMS_SIM_MEASURED_WAITS=on "$py" "$here/../bench/workloads/sweep.py" \

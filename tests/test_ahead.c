@@ -1,7 +1,9 @@
 /* test_ahead.c - Note [A planned period] (graph/ahead.c): on random
  * periods, every plan holds what the note says, checked from its output
  * alone: each copy in serves a use that reads, follows its chunk's
- * departure and starts inside the gap; the room the plan implies (each
+ * departure and starts inside the gap, or at its use where the step
+ * before has no room for it beside its own chunks; the room the plan
+ * implies (each
  * step's chunks, the gaps kept, each copy in from its start to its use)
  * is within the capacity at every step but the one before the use of a
  * copy in that had no room even there; the bytes add up; a period that fits

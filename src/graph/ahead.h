@@ -5,8 +5,10 @@
  *
  * Invariants of a built plan: every fetch is of a reference that needs its
  * chunk's bytes and follows a drop of that chunk; a fetch is issued at a
- * step after the drop and before the use it serves; fetch_first is
- * nondecreasing with fetch_first[period] == nfetch. */
+ * step after the drop and before the use it serves, or at that use where
+ * the step before has no room for it beside its own chunks (Note [A copy
+ * in with no room before its use]); fetch_first is nondecreasing with
+ * fetch_first[period] == nfetch. */
 #ifndef LMS_GRAPH_AHEAD_H
 #define LMS_GRAPH_AHEAD_H
 
