@@ -57,8 +57,8 @@
  * is kept), the copy cannot stay through that step: its outputs, made at
  * its acquire, push it out again, and it comes in twice (VGG-16's
  * training at 4x over pcie5 and nvlink2, under the plan: conv0's output,
- * 411 MB, beside a step of 924 MB under a budget of 1.30 GB).  Such a copy starts at
- * its use's own step and holds no room before it.  Tested by
+ * 411 MB, beside a step of 924 MB under a budget of 1.30 GB).  Such a
+ * copy starts at its use's own step and holds no room before it.  Tested by
  * planned::a_plan_alone_wastes_no_copy in tests/test_scheduler.c and
  * ahead::plans_keep_within_the_room_and_the_gaps. */
 
@@ -269,6 +269,19 @@ static uint32_t circ_last_above(const lms__rt_t *t, uint32_t p, uint32_t a,
   return r == SIZE_MAX ? UINT32_MAX : (uint32_t)r;
 }
 
+/* The step the copy in for x takes its room from, that room taken: b, or
+ * x->end, holding none, where the step before its use has no room for it
+ * beside its own chunks (Note [A copy in with no room before its use]).
+ * One with no room from b is counted late. */
+static uint32_t copy_room(lms__rt_t *t, uint32_t p, const int64_t *occ,
+                          int64_t cap, const gap_t *x, uint32_t b,
+                          lms__ahead_t *out) {
+  if (circ_max(t, p, b, x->end) + (int64_t)x->size > cap) out->late_fetches++;
+  if (occ[(x->end - 1) % p] + (int64_t)x->size > cap) b = x->end;
+  circ_add(t, p, b, x->end, (int64_t)x->size);
+  return b;
+}
+
 /* Note [A planned period], step 2: the gaps in the order given, but for
  * those already sent away (out->drop at their first use), each kept whole
  * if every step inside it has room for it.  One not kept whose second use
@@ -293,12 +306,7 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
     out->drop_bytes += x.size;
     /* Fetched only if the second use reads. */
     if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
-    uint32_t b = x.end - 1;
-    if (circ_max(t, p, b, x.end) + (int64_t)x.size > cap) out->late_fetches++;
-    /* Note [A copy in with no room before its use]. */
-    if (occ[(x.end - 1) % p] + (int64_t)x.size > cap) b = x.end;
-    circ_add(t, p, b, x.end, (int64_t)x.size);
-    x.room = b;
+    x.room = copy_room(t, p, occ, cap, &x, x.end - 1, out);
     f[nf++] = x;
   }
   return nf;
@@ -340,11 +348,7 @@ static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
     if (x->end - from > reach) from = x->end - reach;
     if (from < b && circ_max(t, p, from, x->end) + (int64_t)x->size <= cap)
       b = from;
-    if (circ_max(t, p, b, x->end) + (int64_t)x->size > cap)
-      out->late_fetches++;
-    if (occ[(x->end - 1) % p] + (int64_t)x->size > cap) b = x->end;
-    circ_add(t, p, b, x->end, (int64_t)x->size);
-    x->room = b;
+    x->room = copy_room(t, p, occ, cap, x, b, out);
     out->drop[x->from] = 1;
     out->drop_bytes += x->size;
   }
