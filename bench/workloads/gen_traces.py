@@ -51,6 +51,18 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       over 256 time steps (hidden 2048, batch 64, Adam):
                       a layer's weights read at every time step, its
                       gradient added to at every step of backward
+  vit-accum.trace     a ViT-H/14-sized encoder's fine-tuning step in
+                      mixed precision: four micro-batches at 197-577
+                      tokens (activation sizes of their own each),
+                      activation checkpointing (each block's forward run
+                      again in backward), gradients accumulated over the
+                      four, and AdamW's fp32 master weights and moments
+                      read and written once, at the end
+  sd-infer.trace      text-to-image diffusion inference, a U-Net shaped
+                      like Stable Diffusion's in fp16: 25 denoising steps
+                      each reading its 1.08 GB of weights, skips kept
+                      across each pass, a text encoder before and a VAE
+                      decoder after
 """
 import os
 import random
@@ -684,12 +696,171 @@ def lstm():
     return t
 
 
+def vit_accum():
+    """A ViT-H/14-sized encoder's fine-tuning step in mixed precision with
+    activation checkpointing and gradient accumulation: four micro-batches
+    of 8 images at mixed resolutions (257, 577, 401 and 197 tokens, so
+    every micro-batch's activations have sizes of their own), each
+    block's input kept from forward and the block's forward run again in
+    backward; bf16 weights, fp32 gradients made by the first micro-batch
+    and added to by the others, and after the four the AdamW step (fp32
+    master weights and two moments, 12 bytes a parameter, read and
+    written only there), which writes the bf16 weights afresh."""
+    L, d, h, b, B2 = 32, 1280, 16, 8, 2
+    t = Trace("vit-h14-accum4-ckpt-train")
+    patch = t.chunk(3 * 14 * 14 * d * B2, "patch.w", True)
+    patch_g = t.chunk(3 * 14 * 14 * d * F4, "patch.w.grad", True)
+    patch_m = t.chunk(3 * 14 * 14 * d * 12, "patch.master+adam", True)
+    blocks = []
+    for i in range(L):
+        w = {k: t.chunk(n * B2, f"h{i}.{k}", True) for k, n in
+             (("qkv", 3 * d * d), ("proj", d * d), ("fc1", 4 * d * d),
+              ("fc2", 4 * d * d))}
+        g = {k: t.chunk(t.chunks[c][1] * 2, f"h{i}.{k}.grad", True)
+             for k, c in w.items()}
+        m = {k: t.chunk(t.chunks[c][1] * 6, f"h{i}.{k}.master+adam", True)
+             for k, c in w.items()}
+        blocks.append((w, g, m))
+    for mb, s in enumerate((257, 577, 401, 197)):
+        tok = b * s * d * B2
+        img = t.chunk(b * (s - 1) * 3 * 14 * 14 * B2, f"mb{mb}.images")
+        t.step(1e6, f"mb{mb}.load", ("w", img))
+        x = t.chunk(tok, f"mb{mb}.embed")
+        t.step(2 * b * s * 3 * 14 * 14 * d, f"mb{mb}.patch", ("r", img),
+               ("r", patch), ("w", x))
+        inputs = []
+        for i, (w, g, m) in enumerate(blocks):
+            inputs.append(x)
+            a = block_activations(t, i, tok, b * h * s * s * B2)
+            block_forward(t, i, b, s, d, x, w, a)
+            x = a["out"]
+        dx = t.chunk(tok, f"mb{mb}.loss.grad")
+        t.step(2 * b * s * d * 1000, f"mb{mb}.head+loss", ("r", x),
+               ("w", dx))
+        acc = "w" if mb == 0 else "rw"
+        for i in reversed(range(L)):
+            w, g, m = blocks[i]
+            a = block_activations(t, i, tok, b * h * s * s * B2)
+            block_forward(t, i, b, s, d, inputs[i], w, a)
+            dx = block_backward(t, i, b, s, d, tok, dx, w, g, acc, a,
+                                inputs[i])
+        t.step(2 * b * s * 3 * 14 * 14 * d, f"mb{mb}.patch.bwd", ("r", dx),
+               ("r", img), (acc, patch_g))
+    t.step(12 * t.chunks[patch][1] // B2, "adamw.patch", ("r", patch_g),
+           ("rw", patch_m), ("w", patch))
+    for i, (w, g, m) in enumerate(blocks):
+        for k in w:
+            t.step(12 * t.chunks[w[k]][1] // B2, f"adamw.h{i}.{k}",
+                   ("r", g[k]), ("rw", m[k]), ("w", w[k]))
+    return t
+
+
+def sd_infer():
+    """Text-to-image diffusion inference with a denoiser shaped like
+    Stable Diffusion's, in fp16: a text encoder run once (12 layers, d
+    768, 77 tokens), 25 denoising steps each running the whole U-Net on a
+    batch of 2 (the prompt and the empty one) from 64^2 latents (four
+    levels of 320, 640, 1280 and 1280 channels down to 8^2, two residual
+    blocks a level down and three up, attention fused as flash attention
+    does at the three finer levels, each block's output kept for the way
+    up), and a VAE decoder to 512^2 at the end.  The U-Net's 1.08 GB of
+    weights (Stable Diffusion 1.5's has 1.7) are read once a denoising
+    step; activations are made and freed within each."""
+    B2, b = 2, 2
+    t = Trace("sd-512-25steps-infer")
+    weights = {}
+
+    def wt(name, nbytes):
+        if name not in weights:
+            weights[name] = t.chunk(nbytes, name, True)
+        return weights[name]
+
+    def op(name, flops, ins, wname, wbytes, out_bytes, tag):
+        out = t.chunk(out_bytes, f"{tag}.{name}.out")
+        refs = [("r", i) for i in ins]
+        if wname:
+            refs.append(("r", wt(wname, wbytes)))
+        t.step(flops, f"{tag}.{name}", *refs, ("w", out))
+        return out
+
+    toks = t.chunk(2 * 77 * 4, "prompt.tokens", True)
+    x = op("embed", 1e6, [toks], "te.embed", 49408 * 768 * B2,
+           b * 77 * 768 * B2, "te")
+    for i in range(12):
+        x = op(f"layer{i}", 2 * b * 77 * 12 * 768 * 768, [x], f"te.l{i}",
+               12 * 768 * 768 * B2, b * 77 * 768 * B2, "te")
+    text = x
+    lat = t.chunk(1 * 4 * 64 * 64 * B2, "latents", True)
+    widths, attn = (320, 640, 1280, 1280), (True, True, True, False)
+    for step in range(25):
+        tag = f"s{step}"
+        x2 = op("in", 2 * b * 64 * 64 * 4 * 320 * 9, [lat], "u.in",
+                4 * 320 * 9 * B2, b * 320 * 64 * 64 * B2, tag)
+        y, c, hw, skips = x2, 320, 64, [x2]
+
+        def res(name, y, cin, cout, hw, extra=()):
+            a = op(name + ".c1", 2 * b * hw * hw * cin * cout * 9,
+                   [y, *extra], "u." + name + ".c1", cin * cout * 9 * B2,
+                   b * cout * hw * hw * B2, tag)
+            return op(name + ".c2", 2 * b * hw * hw * cout * cout * 9,
+                      [a, y], "u." + name + ".c2", cout * cout * 9 * B2,
+                      b * cout * hw * hw * B2, tag)
+
+        def att(name, y, c, hw):
+            n = hw * hw
+            return op(name, 2 * b * n * c * c * 6 + 4 * b * n * n * c
+                      + 4 * b * n * 77 * c, [y, text], "u." + name,
+                      (6 * c * c + 2 * 768 * c) * B2, b * c * n * B2, tag)
+
+        for lvl, wd in enumerate(widths):
+            for r in range(2):
+                y = res(f"d{lvl}.r{r}", y, c, wd, hw)
+                c = wd
+                if attn[lvl]:
+                    y = att(f"d{lvl}.a{r}", y, c, hw)
+                skips.append(y)
+            if lvl + 1 < len(widths):
+                y = op(f"d{lvl}.down", 2 * b * (hw // 2) ** 2 * c * c * 9,
+                       [y], f"u.d{lvl}.down", c * c * 9 * B2,
+                       b * c * (hw // 2) ** 2 * B2, tag)
+                hw //= 2
+                skips.append(y)
+        y = res("mid.r0", y, c, c, hw)
+        y = att("mid.a", y, c, hw)
+        y = res("mid.r1", y, c, c, hw)
+        for lvl in reversed(range(len(widths))):
+            wd = widths[lvl]
+            for r in range(3):
+                sk = skips.pop()
+                y = res(f"u{lvl}.r{r}", y, c, wd, hw, extra=(sk,))
+                c = wd
+                if attn[lvl]:
+                    y = att(f"u{lvl}.a{r}", y, c, hw)
+            if lvl > 0:
+                hw *= 2
+                y = op(f"u{lvl}.up", 2 * b * hw * hw * c * c * 9, [y],
+                       f"u.u{lvl}.up", c * c * 9 * B2,
+                       b * c * hw * hw * B2, tag)
+        t.step(2 * b * 64 * 64 * 320 * 4 * 9, f"{tag}.out+update",
+               ("r", y), ("r", wt("u.out", 320 * 4 * 9 * B2)), ("rw", lat))
+    y, c, hw = lat, 4, 64
+    for lvl, wd in enumerate((512, 512, 256, 128)):
+        y = op(f"up{lvl}", 2 * hw * hw * c * wd * 9 * 3, [y], f"vae.up{lvl}",
+               3 * c * wd * 9 * B2, wd * hw * hw * B2, "vae")
+        c = wd
+        if lvl < 3:
+            hw *= 2
+    op("rgb", 2 * hw * hw * c * 3 * 9, [y], "vae.rgb", c * 3 * 9 * B2,
+       3 * hw * hw * B2, "vae")
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
              "gpt-mixed": gpt_mixed, "moe-decode": moe_decode,
              "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
-             "lstm": lstm}
+             "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer}
 
 
 def main():

@@ -174,11 +174,20 @@
  * bound, which keeps parts, 2.71
  * (bench/results/2026-11-28-sim-whole-chunks-kept.md).  Neither order
  * is better everywhere (by density ResNet-50's plan at 2x brings in
- * 1.40 GB against 1.36), and fewer bytes are not always less time, so the plan
- * by density (`dense`) is a way of its own on trial (Note [Ways to look
- * ahead, measured] in plan.c), tried where it brings in fewer bytes than
- * the plan by end.  Its copies in are then ordered by end for step 4.
- * Cost: a sort of the gaps, O(g log g). */
+ * 1.40 GB against 1.36), and fewer bytes are not always less time, so the
+ * plan by density (`dense`) is a way of its own on trial (Note [Ways to
+ * look ahead, measured] in plan.c), tried wherever it decides otherwise
+ * than the plan by end.  Tried only where it brought in fewer bytes, it
+ * missed where keeping the large gaps first costs bytes but saves time:
+ * a diffusion model's 25 denoising steps at 2x over pcie3 plan 11.08 GB
+ * in by density and 11.01 by end (and bring in 11.79 and 11.04), and
+ * take 1096.7 ms against 1208.9, since what stays by density is the
+ * large weights of the levels with little compute, and the small ones
+ * streamed past the levels with much hide their copies; VGG-16 at 4x
+ * over pcie5, 1.351 -> 1.244 of the lower bound
+ * (bench/results/2026-11-29-sim-dense-on-trial.md).  Its copies in
+ * are then ordered by end for step 4.  Cost: a sort of the gaps,
+ * O(g log g). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>

@@ -201,8 +201,10 @@ typedef struct lms__plan_info {
   uint64_t trial_order_ns; /* the spread plan bringing chunks in by
                            their use, once measured; else 0 */
   uint64_t trial_dense_ns; /* the plan deciding by density, once
-                           measured; else 0 (also where it brings in no
-                           less than the plan by end, and is not tried) */
+                           measured; else 0 (also where it sends every
+                           chunk away after the uses the plan by end does,
+                           and is not tried) */
+  int dense_alike;      /* ... which it did: not tried */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... bringing chunks in by
                            their use, where that was tried; else 0 */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes

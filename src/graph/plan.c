@@ -85,8 +85,8 @@ enum {
   TRIAL_ORDER,         /* the spread plan bringing chunks in by their
                           use (Note [Copies in by their use] in ahead.c) */
   TRIAL_PLAN,          /* the plan likewise */
-  TRIAL_DENSE,         /* the plan deciding by density, where it brings in
-                          less (Note [Whole chunks kept] in ahead.c) */
+  TRIAL_DENSE,         /* the plan deciding by density, where it decides
+                          otherwise (Note [Whole chunks kept] in ahead.c) */
   TRIAL_DENSE_ORDER,   /* ... and that bringing chunks in by their use */
   TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
                           their room is needed (Note [Leaving late]) */
@@ -199,7 +199,8 @@ struct lms__plan {
   uint64_t trial_order_ns; /* the spread plan in order */
   uint64_t trial_dense_ns; /* the plan deciding by density */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
-  uint64_t trial_plan_fetch; /* the bytes the plan by end brings in */
+  int dense_alike;        /* the plan by density sends chunks away after
+                             the uses the plan by end does: not tried */
   /* The bytes each way brought in, its iteration timed on trial. */
   uint64_t trial_in0, trial_window_in, trial_plan_in, trial_dense_in;
   uint64_t trial_spread_in, trial_order_in, trial_late_in;
@@ -432,9 +433,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * spread plan bringing chunks in by their use (Note [Copies in by their
  * use] in ahead.c), then the plan (one that cannot be built for want of
  * memory is skipped, and if none can, the window is kept), then the plan
- * deciding by density where it brings in fewer bytes than the plan by
- * end (Note [Whole chunks kept] in ahead.c) and then that bringing chunks
- * in by their use, then the plan chosen of them
+ * deciding by density where it sends a chunk away after other uses than
+ * the plan by end does (Note [Whole chunks kept] in ahead.c) and then
+ * that bringing chunks in by their use, then the plan chosen of them
  * leaving its dirty chunks late, and where that was not 2 % faster, the
  * next fastest plan leaving them late (Note [Leaving late]).  Of the
  * plans, the fastest of the plan by density, the spread plan and each in
@@ -612,8 +613,9 @@ static void trial_decide(lms__plan_t *p) {
   p->window_back = kind_best(p) >= 0 && !p->planned;
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
           "with the period's plan, %.3f ms with it deciding by density "
-          "(0: it brings in no less) and %.3f ms with that bringing chunks "
-          "in by their use, %.3f ms with the spread plan, %.3f ms "
+          "(0: it decides as the plan does) and %.3f ms with that "
+          "bringing chunks in by their use, %.3f ms with the spread "
+          "plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
           "the next fastest leaving them late (0: not tried): the %s%s%s "
@@ -656,12 +658,20 @@ static void trial_late_start(lms__plan_t *p, int which) {
 }
 
 /* Note [Whole chunks kept] in ahead.c: the plan deciding by density goes
- * on trial only where it brings in fewer bytes than the plan by end (in
- * ahead now); else, or with no memory for it, leaving late is next. */
+ * on trial wherever it decides otherwise than the plan by end (in ahead
+ * now), whatever the bytes each brings in: a chunk sent away after other
+ * uses.  Where both send every chunk away after the same uses, or with
+ * no memory for it, leaving late is next.  O(r) for r references. */
 static void trial_dense_start(lms__plan_t *p) {
   p->trial_n = 0;
-  p->trial_plan_fetch = p->ahead.fetch_bytes;
-  if (build_plan(p, 0, 0, 1) && p->ahead.fetch_bytes < p->trial_plan_fetch) {
+  size_t nr = (size_t)p->nrefs;
+  uint8_t *end_drop = p->have_plan ? malloc(nr + 1) : NULL;
+  if (end_drop != NULL) memcpy(end_drop, p->ahead.drop, nr);
+  int built = build_plan(p, 0, 0, 1);
+  p->dense_alike = built && end_drop != NULL &&
+                   memcmp(end_drop, p->ahead.drop, nr) == 0;
+  free(end_drop);
+  if (built && !p->dense_alike) {
     p->trial = TRIAL_DENSE;
     p->planned = 1;
     return;
@@ -860,6 +870,7 @@ static void plan_period(lms__plan_t *p) {
   p->trial_spread_in = p->trial_order_in = p->trial_late_in = 0;
   p->trial_late2_ns = p->trial_late2_in = 0;
   p->trial_dorder_ns = p->trial_dorder_in = 0;
+  p->dense_alike = 0;
   p->late_kind[0] = p->late_kind[1] = -1;
   p->late_left[0] = p->late_left[1] = 0;
   p->kind_dirty = 0;
@@ -2022,6 +2033,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->order = p->planned && p->order;
   out->trial_order_ns = p->trial_order_ns;
   out->trial_dense_ns = p->trial_dense_ns;
+  out->dense_alike = p->dense_alike;
   out->trial_dorder_ns = p->trial_dorder_ns;
   out->trial_dorder_in = p->trial_dorder_in;
   out->trial_window_in = p->trial_window_in;
