@@ -140,7 +140,7 @@ sys.exit(0 if x <= 1.3 else 1)' "$dir/stream.json"; then
   # 2026-11-29-sim-dense-on-trial.md).  ResNet-50 at 2x, which this check
   # held until then (57.5 ms leaving late against 61.6: bench/results/
   # 2026-11-25-sim-leaving-late.md), now keeps the plan by density, 53.6
-  # ms without leaving late.
+  # ms at 1.24 GiB without leaving late.
   if "$lms" sim "$dir/unet2d.trace" --capacities 773148672B --links pcie5 \
        --policies schedule --json "$dir/unet.json" >/dev/null 2>&1 &&
      "$py" -c 'import json, sys
@@ -159,8 +159,9 @@ sys.exit(0 if r["ahead"] != "window" and r["leaves_late"] else 1)' \
   # trial keeps a plan bringing chunks in by their use (the spread plan
   # so, 343.9 ms against 366.3 with the window at ad20b72: bench/results/
   # 2026-11-25-sim-copies-in-order.md; the plan by density so since it is
-  # tried wherever it decides otherwise, 317.6 ms against 344.7 with its
-  # copies in as soon as room allows: 2026-11-29-sim-dense-on-trial.md).
+  # tried wherever it decides otherwise, 314.9 ms settled, 317.6 on trial
+  # where with its copies in as soon as room allows it took 344.7:
+  # 2026-11-29-sim-dense-on-trial.md).
   if "$lms" sim "$dir/gpt2-medium.trace" --capacities 8430083072B \
        --links pcie5 --policies schedule --json "$dir/gpt2.json" \
        >/dev/null 2>&1 &&

@@ -764,8 +764,10 @@ def sd_infer():
     blocks a level down and three up, attention fused as flash attention
     does at the three finer levels, each block's output kept for the way
     up), and a VAE decoder to 512^2 at the end.  The U-Net's 1.08 GB of
-    weights (Stable Diffusion 1.5's has 1.7) are read once a denoising
-    step; activations are made and freed within each."""
+    weights (Stable Diffusion 1.5's has 1.7: here the way up's first
+    convolution of a block reads the skip but is sized for the block's
+    own channels, and attention has no feed-forward layer) are read once
+    a denoising step; activations are made and freed within each."""
     B2, b = 2, 2
     t = Trace("sd-512-25steps-infer")
     weights = {}

@@ -205,6 +205,9 @@ typedef struct lms__plan_info {
                            chunk away after the uses the plan by end does,
                            and is not tried) */
   int dense_alike;      /* ... which it did: not tried */
+  uint64_t end_plan_in, dense_plan_in; /* the bytes the plan by end and
+                           the plan by density plan to bring in, once both
+                           were built on trial; else 0 */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... bringing chunks in by
                            their use, where that was tried; else 0 */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
