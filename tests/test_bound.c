@@ -849,50 +849,62 @@ Test(settle, an_unsettled_run_reports_its_median_iteration) {
 }
 
 /* Two iterations in a row that agree are settled, once the trial is
- * over (`first`); so are four after the trial and after the first
- * iteration that take turns, each agreeing with the one two before it,
- * and then the slower of the last two is measured; a cycle of three is
- * not.  The cycle runs from the start, before the trial ends too. */
+ * over (`first`); so are 2k after the trial and after the first
+ * iteration that repeat a cycle of k, each agreeing with the one k
+ * before it, for k up to LMS__REPLAY_CYCLE_MAX, and then the slowest of
+ * the last k is measured; a longer cycle is not.  The cycle runs from
+ * the start, before the trial ends too, and begins at every phase. */
 Test(settle, iterations_that_take_turns_are_settled) {
   static lms__replay_result_t r;
-  static const uint64_t turn[3] = {341300, 344200, 347100}; /* 0.85 % */
-  for (int period = 1; period <= 3; period++)
-    for (int first = 0; first <= 6; first++) {
+  enum { LONGEST = LMS__REPLAY_CYCLE_MAX + 1 };
+  uint64_t turn[LONGEST];
+  for (int j = 0; j < LONGEST; j++) /* 0.85 % apart, no two alike */
+    turn[j] = 341300 + (uint64_t)j * 2901;
+  for (int period = 1; period <= LONGEST; period++)
+    for (int first = 0; first <= 6; first++)
+      for (int phase = 0; phase < period; phase++) {
+        memset(&r, 0, sizeof r);
+        int got = -1, n;
+        for (n = 1; n <= 40 && got < 0; n++) {
+          r.iterations = n;
+          r.iter[n - 1].time_ns = turn[(n - 1 + phase) % period];
+          r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
+          got = lms__replay_steady(&r, first);
+        }
+        n--;
+        if (period == LONGEST) {
+          cr_assert(eq(int, got, -1), "first %d", first);
+          continue;
+        }
+        cr_assert(ge(int, got, 0), "period %d first %d", period, first);
+        int want_n = period == 1 ? (first + 1 > LMS__REPLAY_SETTLE_MIN
+                                        ? first + 1
+                                        : LMS__REPLAY_SETTLE_MIN)
+                                 : (first > 1 ? first : 1) + 2 * period;
+        cr_assert(eq(int, n, want_n), "period %d first %d", period, first);
+        int last = n - 1;
+        uint64_t slowest = 0;
+        for (int j = 0; j < period; j++)
+          if (r.iter[last - j].time_ns > slowest)
+            slowest = r.iter[last - j].time_ns;
+        cr_assert(eq(u64, r.iter[got].time_ns, slowest),
+                  "period %d first %d phase %d", period, first, phase);
+        cr_assert(ge(int, got, last - period + 1));
+      }
+  /* Turns whose bytes either way differ are not a steady state. */
+  for (int way = 0; way < 2; way++)
+    for (int period = 1; period <= LMS__REPLAY_CYCLE_MAX; period++) {
       memset(&r, 0, sizeof r);
-      int got = -1, n;
-      for (n = 1; n <= 20 && got < 0; n++) {
+      for (int n = 1; n <= 16; n++) {
         r.iterations = n;
         r.iter[n - 1].time_ns = turn[(n - 1) % period];
-        r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
-        got = lms__replay_steady(&r, first);
+        uint64_t drift = 1000 + (uint64_t)(n - 1) * 10;
+        r.iter[n - 1].bytes_h2d = way == 0 ? drift : 1000;
+        r.iter[n - 1].bytes_d2h = way == 1 ? drift : 1000;
+        cr_assert(eq(int, lms__replay_steady(&r, 0), -1),
+                  "way %d period %d n %d", way, period, n);
       }
-      n--;
-      if (period == 3) {
-        cr_assert(eq(int, got, -1), "first %d", first);
-        continue;
-      }
-      cr_assert(ge(int, got, 0), "period %d first %d", period, first);
-      int want_n = period == 1 ? (first + 1 > LMS__REPLAY_SETTLE_MIN
-                                      ? first + 1
-                                      : LMS__REPLAY_SETTLE_MIN)
-                               : (first > 1 ? first : 1) + 4;
-      cr_assert(eq(int, n, want_n), "period %d first %d", period, first);
-      int last = n - 1;
-      uint64_t slower = r.iter[last].time_ns > r.iter[last - 1].time_ns
-                            ? r.iter[last].time_ns
-                            : r.iter[last - 1].time_ns;
-      cr_assert(eq(u64, r.iter[got].time_ns,
-                   period == 1 ? r.iter[last].time_ns : slower));
-      cr_assert(ge(int, got, last - 1));
     }
-  /* Turns whose bytes differ are not a steady state. */
-  memset(&r, 0, sizeof r);
-  for (int n = 1; n <= 8; n++) {
-    r.iterations = n;
-    r.iter[n - 1].time_ns = turn[(n - 1) % 2];
-    r.iter[n - 1].bytes_h2d = 1000 + (uint64_t)(n - 1) * 10;
-    cr_assert(eq(int, lms__replay_steady(&r, 0), -1), "n %d", n);
-  }
 }
 
 Test(settle, runs_until_two_iterations_agree) {

@@ -63,6 +63,23 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       each reading its 1.08 GB of weights, skips kept
                       across each pass, a text encoder before and a VAE
                       decoder after
+  lora-7b.trace       LoRA fine-tuning of a 7B decoder in bf16 (32
+                      layers, d 4096, 2048 tokens): frozen weights read
+                      in forward and twice in backward (each layer run
+                      again under activation checkpointing), adapters of
+                      rank 16 on the query and value projections the only
+                      weights with gradients and AdamW state
+  whisper-beam.trace  speech recognition with an encoder-decoder in fp16
+                      (Whisper large's shape): the encoder once over 1500
+                      frames, then 64 tokens decoded with a beam of 5,
+                      each reading the decoder's weights, every layer's
+                      cross-attention keys and values, and its own
+                      key-value cache, reordered for the beams each token
+  pp-1f1b.trace       the first stage of a four-stage pipeline training a
+                      decoder in mixed precision, eight micro-batches in
+                      the one-forward-one-backward order: each micro-
+                      batch's activations live from its forward to its
+                      backward, first in, first out, up to four at once
 """
 import os
 import random
@@ -857,12 +874,247 @@ def sd_infer():
     return t
 
 
+def lora_7b():
+    """LoRA fine-tuning of a 7B decoder (LLaMA-7B's shape: 32 layers, d
+    4096, SwiGLU of 11008, 32000 tokens) in bf16 on one sequence of 2048
+    tokens.  The base weights are frozen: read in forward, and in backward
+    twice, since under activation checkpointing each layer's forward runs
+    again (only its input kept from forward) before its backward, which
+    computes input gradients only.  Adapters of rank 16 on the query and
+    value projections are the only weights trained: fp32 gradients and
+    AdamW state (master weights and two moments), updated at the end.
+    Attention is fused as flash attention does (no score matrix kept);
+    the norms are folded into the projections that follow them."""
+    L, d, ff, s, r, B2, V = 32, 4096, 11008, 2048, 16, 2, 32000
+    t = Trace("lora7b-r16-s2048-ckpt-train")
+    tok = s * d * B2
+    emb = t.chunk(V * d * B2, "embed.w", True)
+    head = t.chunk(V * d * B2, "lm_head.w", True)
+    ids = t.chunk(s * 8, "tokens")
+    t.step(1e5, "load", ("w", ids))
+    x = t.chunk(tok, "embed.out")
+    t.step(1e6, "embed", ("r", ids), ("r", emb), ("w", x))
+    layers = []
+    for i in range(L):
+        w = {k: t.chunk(n * B2, f"l{i}.{k}", True) for k, n in
+             (("qkv", 3 * d * d), ("o", d * d), ("gateup", 2 * d * ff),
+              ("down", ff * d))}
+        lw = t.chunk(2 * 2 * d * r * B2, f"l{i}.lora", True)
+        lg = t.chunk(2 * 2 * d * r * F4, f"l{i}.lora.grad", True)
+        lm = t.chunk(3 * 2 * 2 * d * r * F4, f"l{i}.lora.adamw", True)
+        layers.append((w, lw, lg, lm))
+
+    def forward(i, x, w, lw, tag):
+        qkv = t.chunk(3 * tok, f"l{i}.{tag}.qkv")
+        t.step(2 * s * (3 * d * d + 4 * d * r), f"l{i}.{tag}.qkv", ("r", x),
+               ("r", w["qkv"]), ("r", lw), ("w", qkv))
+        ctx = t.chunk(tok, f"l{i}.{tag}.ctx")
+        t.step(2 * s * s * d, f"l{i}.{tag}.attention", ("r", qkv),
+               ("w", ctx))
+        res = t.chunk(tok, f"l{i}.{tag}.res")
+        t.step(2 * s * d * d, f"l{i}.{tag}.o", ("r", ctx), ("r", w["o"]),
+               ("r", x), ("w", res))
+        h = t.chunk(2 * s * ff * B2, f"l{i}.{tag}.gateup")
+        t.step(2 * s * d * 2 * ff, f"l{i}.{tag}.gateup", ("r", res),
+               ("r", w["gateup"]), ("w", h))
+        hm = t.chunk(s * ff * B2, f"l{i}.{tag}.swiglu")
+        t.step(4 * s * ff, f"l{i}.{tag}.swiglu", ("r", h), ("w", hm))
+        out = t.chunk(tok, f"l{i}.{tag}.out")
+        t.step(2 * s * ff * d, f"l{i}.{tag}.down", ("r", hm),
+               ("r", w["down"]), ("r", res), ("w", out))
+        return {"qkv": qkv, "ctx": ctx, "res": res, "h": h, "hm": hm,
+                "out": out}
+
+    inputs = []
+    for i, (w, lw, lg, lm) in enumerate(layers):
+        inputs.append(x)
+        x = forward(i, x, w, lw, "fwd")["out"]
+    logits = t.chunk(s * V * F4, "logits")
+    t.step(2 * s * d * V, "lm_head", ("r", x), ("r", head), ("w", logits))
+    dx = t.chunk(tok, "lm_head.grad")
+    t.step(2 * s * d * V, "loss+lm_head.bwd", ("r", logits), ("r", head),
+           ("w", dx))
+    for i in reversed(range(L)):
+        w, lw, lg, lm = layers[i]
+        a = forward(i, inputs[i], w, lw, "again")
+        dhm = t.chunk(s * ff * B2, f"l{i}.swiglu.grad")
+        t.step(2 * s * ff * d, f"l{i}.down.bwd", ("r", dx), ("r", w["down"]),
+               ("w", dhm))
+        dh = t.chunk(2 * s * ff * B2, f"l{i}.gateup.grad")
+        t.step(8 * s * ff, f"l{i}.swiglu.bwd", ("r", dhm), ("r", a["h"]),
+               ("w", dh))
+        dres = t.chunk(tok, f"l{i}.res.grad")
+        t.step(2 * s * d * 2 * ff, f"l{i}.gateup.bwd", ("r", dh),
+               ("r", w["gateup"]), ("r", dx), ("w", dres))
+        dctx = t.chunk(tok, f"l{i}.ctx.grad")
+        t.step(2 * s * d * d, f"l{i}.o.bwd", ("r", dres), ("r", w["o"]),
+               ("w", dctx))
+        dqkv = t.chunk(3 * tok, f"l{i}.qkv.grad")
+        t.step(5 * s * s * d, f"l{i}.attention.bwd", ("r", dctx),
+               ("r", a["qkv"]), ("r", a["ctx"]), ("w", dqkv))
+        din = t.chunk(tok, f"l{i}.in.grad")
+        t.step(2 * s * (3 * d * d + 8 * d * r), f"l{i}.qkv.bwd",
+               ("r", dqkv), ("r", inputs[i]), ("r", w["qkv"]), ("r", lw),
+               ("w", lg), ("r", dres), ("w", din))
+        dx = din
+    for i, (w, lw, lg, lm) in enumerate(layers):
+        t.step(1e6, f"adamw.l{i}", ("r", lg), ("rw", lm), ("w", lw))
+    return t
+
+
+def whisper_beam():
+    """Speech recognition with an encoder-decoder in fp16, Whisper large's
+    shape (32 + 32 layers, d 1280, feed-forward 5120, 51865 tokens): the
+    encoder once over 1500 frames (30 s of audio), each decoder layer's
+    cross-attention keys and values computed once from its output and
+    repeated for the 5 beams, then 64 tokens decoded.  Each token reads
+    every decoder layer's weights, its cross-attention keys and values
+    and its self-attention cache (preallocated for 448 tokens, written
+    each token), and the beams' caches are reordered after each token,
+    as a generation loop that index-selects every layer's cache does.
+    Decoding steps take their time from device memory (HBM_BPS below)."""
+    L, d, ff, T, beam, F, V, B2 = 32, 1280, 5120, 64, 5, 1500, 51865, 2
+    HBM_BPS = 2e12
+    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
+    t = Trace("whisper-large-beam5-64tok-infer")
+    mel = t.chunk(80 * 3000 * B2, "mel")
+    t.step(1e5, "load", ("w", mel))
+    stem = t.chunk((80 * d * 3 + d * d * 3) * B2, "enc.stem.w", True)
+    x = t.chunk(F * d * B2, "enc.stem.out")
+    t.step(2 * 3000 * 80 * d * 3 + 2 * F * d * d * 3, "enc.stem",
+           ("r", mel), ("r", stem), ("w", x))
+    for i in range(L):
+        att = t.chunk(4 * d * d * B2, f"enc{i}.attn.w", True)
+        mlp = t.chunk(2 * d * ff * B2, f"enc{i}.mlp.w", True)
+        a = t.chunk(F * d * B2, f"enc{i}.attn.out")
+        t.step(2 * F * 4 * d * d + 4 * F * F * d, f"enc{i}.attn",
+               ("r", x), ("r", att), ("w", a))
+        y = t.chunk(F * d * B2, f"enc{i}.out")
+        t.step(2 * F * 2 * d * ff, f"enc{i}.mlp", ("r", a), ("r", mlp),
+               ("w", y))
+        x = y
+    emb = t.chunk(V * d * B2, "dec.embed.w", True)
+    dec = []
+    for i in range(L):
+        sa = t.chunk(4 * d * d * B2, f"dec{i}.self.w", True)
+        cq = t.chunk(2 * d * d * B2, f"dec{i}.cross.qo.w", True)
+        ckv = t.chunk(2 * d * d * B2, f"dec{i}.cross.kv.w", True)
+        mlp = t.chunk(2 * d * ff * B2, f"dec{i}.mlp.w", True)
+        cache = t.chunk(2 * beam * 448 * d * B2, f"dec{i}.kv", True)
+        cross = t.chunk(2 * beam * F * d * B2, f"dec{i}.cross.kv")
+        t.step(2 * F * 2 * d * d, f"dec{i}.cross.kv", ("r", x), ("r", ckv),
+               ("w", cross))
+        dec.append((sa, cq, mlp, cache, cross))
+    toks = t.chunk(beam * 8, "beam.tokens", True)
+    for n in range(T):
+        h = t.chunk(beam * d * B2, f"t{n}.embed")
+        t.step(mem(beam * d * B2), f"t{n}.embed", ("r", toks), ("r", emb),
+               ("w", h))
+        for i, (sa, cq, mlp, cache, cross) in enumerate(dec):
+            a = t.chunk(beam * d * B2, f"t{n}.dec{i}.self")
+            t.step(mem(4 * d * d * B2 + 2 * beam * (n + 4) * d * B2),
+                   f"t{n}.dec{i}.self", ("r", h), ("r", sa), ("rw", cache),
+                   ("w", a))
+            c = t.chunk(beam * d * B2, f"t{n}.dec{i}.cross")
+            t.step(mem(2 * d * d * B2 + 2 * beam * F * d * B2),
+                   f"t{n}.dec{i}.cross", ("r", a), ("r", cq), ("r", cross),
+                   ("w", c))
+            y = t.chunk(beam * d * B2, f"t{n}.dec{i}.out")
+            t.step(mem(2 * d * ff * B2), f"t{n}.dec{i}.mlp", ("r", c),
+                   ("r", mlp), ("w", y))
+            h = y
+        logits = t.chunk(beam * V * F4, f"t{n}.logits")
+        t.step(mem(V * d * B2), f"t{n}.logits", ("r", h), ("r", emb),
+               ("w", logits))
+        t.step(mem(2 * L * 2 * beam * 448 * d * B2), f"t{n}.beam.reorder",
+               ("r", logits), ("rw", toks),
+               *(("rw", cache) for _, _, _, cache, _ in dec))
+    return t
+
+
+def pp_1f1b():
+    """The first of four pipeline stages training a decoder in mixed
+    precision (8 of its layers, d 2560, 32 heads, sequence 2048, micro-
+    batch 1, attention fused as flash attention does), eight micro-batches
+    in the one-forward-one-backward order (Megatron's): three forwards to
+    fill the pipeline, then each forward followed by the backward of the
+    oldest micro-batch in flight, then the last three backwards.  A
+    micro-batch's activations live from its forward to its backward, so
+    up to four sets are live and they go first in, first out, not last in,
+    first out as in one forward and backward.  Sending activations to the
+    next stage and receiving gradients from it are steps of their own.
+    bf16 weights, fp32 gradients accumulated over the micro-batches, and
+    the optimizer's fp32 master weights and Adam moments (12 bytes a
+    parameter) read and written once, at the end; the stage holds the
+    token embedding, whose gradient is accumulated likewise."""
+    L, d, h, s, m, P, F2, HBM_BPS, V = 8, 2560, 32, 2048, 8, 4, 2, 2e12, 50304
+    t = Trace("pp-stage0of4-1f1b-m8-train")
+    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
+    tok = s * d * F2
+    emb = t.chunk(V * d * F2, "wte.bf16", True)
+    emb_g = t.chunk(V * d * F4, "wte.grad", True)
+    emb_m = t.chunk(V * d * 12, "wte.master+adam", True)
+    n = {"qkv": 3 * d * d, "proj": d * d, "fc1": 4 * d * d, "fc2": 4 * d * d}
+    layers = []
+    for i in range(L):
+        w = {k: t.chunk(v * F2, f"h{i}.{k}.bf16", True) for k, v in n.items()}
+        g = {k: t.chunk(v * F4, f"h{i}.{k}.grad", True) for k, v in n.items()}
+        o = {k: t.chunk(v * 12, f"h{i}.{k}.master+adam", True)
+             for k, v in n.items()}
+        layers.append((w, g, o))
+    live = {}
+
+    def forward(mb):
+        ids = t.chunk(s * 8, f"mb{mb}.tokens")
+        t.step(1e5, f"mb{mb}.load", ("w", ids))
+        x = t.chunk(tok, f"mb{mb}.embed")
+        t.step(2 * s * d, f"mb{mb}.embed", ("r", ids), ("r", emb), ("w", x))
+        acts = []
+        for i, (w, g, o) in enumerate(layers):
+            a = block_activations(t, i, tok, h * s * F4)
+            block_forward(t, i, 1, s, d, x, w, a)
+            acts.append((a, x))
+            x = a["out"]
+        t.step(1e6, f"mb{mb}.send", ("r", x))
+        live[mb] = (ids, acts)
+
+    def backward(mb):
+        ids, acts = live.pop(mb)
+        dx = t.chunk(tok, f"mb{mb}.recv")
+        t.step(1e6, f"mb{mb}.recv", ("w", dx))
+        acc = "w" if mb == 0 else "rw"
+        for i in reversed(range(L)):
+            w, g, o = layers[i]
+            a, xin = acts[i]
+            dx = block_backward(t, i, 1, s, d, tok, dx, w, g, acc, a, xin)
+        t.step(2 * s * d, f"mb{mb}.embed.bwd", ("r", dx), ("r", ids),
+               (acc, emb_g))
+
+    warm = min(P - 1, m)
+    for mb in range(warm):
+        forward(mb)
+    for mb in range(warm, m):
+        forward(mb)
+        backward(mb - warm)
+    for mb in range(m - warm, m):
+        backward(mb)
+    t.step(mem(18 * V * d), "adam.wte", ("r", emb_g), ("rw", emb_m),
+           ("w", emb))
+    for i, (w, g, o) in enumerate(layers):
+        for k in n:
+            t.step(mem(18 * n[k]), f"adam.h{i}.{k}", ("r", g[k]),
+                   ("rw", o[k]), ("w", w[k]))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
              "gpt-mixed": gpt_mixed, "moe-decode": moe_decode,
              "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
-             "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer}
+             "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer,
+             "lora-7b": lora_7b, "whisper-beam": whisper_beam,
+             "pp-1f1b": pp_1f1b}
 
 
 def main():

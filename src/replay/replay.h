@@ -29,6 +29,9 @@
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
 #define LMS__REPLAY_SETTLE_MAX 48
+/* The longest cycle of iterations taken as settled (Note [A settled
+ * iteration] in replay.c). */
+#define LMS__REPLAY_CYCLE_MAX 6
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
