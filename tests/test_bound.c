@@ -852,8 +852,11 @@ Test(settle, an_unsettled_run_reports_its_median_iteration) {
  * over (`first`); so are 2k after the trial and after the first
  * iteration that repeat a cycle of k, each agreeing with the one k
  * before it, for k up to LMS__REPLAY_CYCLE_MAX, and then the slowest of
- * the last k is measured; a longer cycle is not.  The cycle runs from
- * the start, before the trial ends too, and begins at every phase. */
+ * the last k is measured; a longer cycle is not.  The cycle begins at
+ * every phase, after `pre` iterations unlike it (none may settle it
+ * early), and its copies agree within 0.5 % without being equal (every
+ * other copy is 0.09 % slower, so the slowest of the last 2k can lie
+ * outside the last k). */
 Test(settle, iterations_that_take_turns_are_settled) {
   static lms__replay_result_t r;
   enum { LONGEST = LMS__REPLAY_CYCLE_MAX + 1 };
@@ -862,35 +865,52 @@ Test(settle, iterations_that_take_turns_are_settled) {
     turn[j] = 341300 + (uint64_t)j * 2901;
   for (int period = 1; period <= LONGEST; period++)
     for (int first = 0; first <= 6; first++)
-      for (int phase = 0; phase < period; phase++) {
-        memset(&r, 0, sizeof r);
-        int got = -1, n;
-        for (n = 1; n <= 40 && got < 0; n++) {
-          r.iterations = n;
-          r.iter[n - 1].time_ns = turn[(n - 1 + phase) % period];
-          r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
-          got = lms__replay_steady(&r, first);
+      for (int pre = 0; pre <= 3; pre++)
+        for (int phase = 0; phase < period; phase++) {
+          memset(&r, 0, sizeof r);
+          int got = -1, n;
+          for (n = 1; n <= 48 && got < 0; n++) {
+            int c = n - 1 - pre; /* place in the cycle; < 0: before it */
+            r.iterations = n;
+            r.iter[n - 1].time_ns =
+                c < 0 ? 500000 + (uint64_t)(n - 1) * 9000
+                      : turn[(c + phase) % period] +
+                            ((c / period) % 2 == 0 ? 300 : 0);
+            r.iter[n - 1].bytes_h2d = r.iter[n - 1].bytes_d2h = 1000;
+            got = lms__replay_steady(&r, first);
+          }
+          n--;
+          if (period == LONGEST) {
+            cr_assert(eq(int, got, -1), "first %d pre %d", first, pre);
+            continue;
+          }
+          cr_assert(ge(int, got, 0), "period %d first %d pre %d", period,
+                    first, pre);
+          int start = first > 1 ? first : 1;
+          if (pre > start) start = pre;
+          int want_n = start + 2 * period;
+          if (period == 1) {
+            want_n = pre + 2;
+            if (want_n < first + 1) want_n = first + 1;
+            if (want_n < LMS__REPLAY_SETTLE_MIN)
+              want_n = LMS__REPLAY_SETTLE_MIN;
+          }
+          cr_assert(eq(int, n, want_n), "period %d first %d pre %d", period,
+                    first, pre);
+          int last = n - 1;
+          if (period == 1) {
+            cr_assert(eq(int, got, last));
+            continue;
+          }
+          uint64_t slowest = 0;
+          for (int j = 0; j < period; j++)
+            if (r.iter[last - j].time_ns > slowest)
+              slowest = r.iter[last - j].time_ns;
+          cr_assert(eq(u64, r.iter[got].time_ns, slowest),
+                    "period %d first %d pre %d phase %d", period, first, pre,
+                    phase);
+          cr_assert(ge(int, got, last - period + 1));
         }
-        n--;
-        if (period == LONGEST) {
-          cr_assert(eq(int, got, -1), "first %d", first);
-          continue;
-        }
-        cr_assert(ge(int, got, 0), "period %d first %d", period, first);
-        int want_n = period == 1 ? (first + 1 > LMS__REPLAY_SETTLE_MIN
-                                        ? first + 1
-                                        : LMS__REPLAY_SETTLE_MIN)
-                                 : (first > 1 ? first : 1) + 2 * period;
-        cr_assert(eq(int, n, want_n), "period %d first %d", period, first);
-        int last = n - 1;
-        uint64_t slowest = 0;
-        for (int j = 0; j < period; j++)
-          if (r.iter[last - j].time_ns > slowest)
-            slowest = r.iter[last - j].time_ns;
-        cr_assert(eq(u64, r.iter[got].time_ns, slowest),
-                  "period %d first %d phase %d", period, first, phase);
-        cr_assert(ge(int, got, last - period + 1));
-      }
   /* Turns whose bytes either way differ are not a steady state. */
   for (int way = 0; way < 2; way++)
     for (int period = 1; period <= LMS__REPLAY_CYCLE_MAX; period++) {

@@ -80,6 +80,12 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       the one-forward-one-backward order: each micro-
                       batch's activations live from its forward to its
                       backward, first in, first out, up to four at once
+  effnet.trace        EfficientNet-B0's training step at 224^2, batch 128,
+                      SGD with momentum: inverted bottlenecks whose
+                      expanded activations (up to 616 MB) dwarf the 21 MB
+                      of weights, depthwise convolutions and squeeze-and-
+                      excitation bound by device memory, hundreds of
+                      small chunks beside a few large ones
 """
 import os
 import random
@@ -1107,6 +1113,94 @@ def pp_1f1b():
     return t
 
 
+def effnet():
+    """EfficientNet-B0's training step at 224^2, batch 128, fp32, SGD with
+    momentum: a stem convolution, sixteen inverted bottleneck blocks (a
+    1x1 expansion by 6, a depthwise 3x3 or 5x5, squeeze-and-excitation, a
+    1x1 projection, a residual sum where shapes agree), a 1x1 head to 1280
+    channels, pooling and a classifier.  Batch norm and the activation
+    are folded into each convolution's output.  A step takes the longer
+    of its FLOPs at TFLOPS and its bytes at device memory's HBM_BPS, so
+    depthwise convolutions and the excitation's scaling, which do little
+    arithmetic on large tensors, are bound by memory."""
+    b, HBM_BPS = 128, 2e12
+    t = Trace("efficientnet-b0-224-b128-train")
+    params = []  # (weight, grad, momentum)
+
+    def step(name, flops, refs):
+        nbytes = sum(t.chunks[c][1] for _, c in refs)
+        t.step(max(flops, nbytes / HBM_BPS * TFLOPS), name, *refs)
+
+    def weight(name, n):
+        w = t.chunk(n * F4, f"{name}.w", True)
+        g = t.chunk(n * F4, f"{name}.w.grad", True)
+        m = t.chunk(n * F4, f"{name}.w.momentum", True)
+        params.append((w, g, m))
+        return w, g
+
+    ops = []  # (name, inputs, weight or None, grad, output, flops)
+
+    def op(name, ins, wn, cout, hw, flops):
+        w, g = weight(name, wn) if wn else (None, None)
+        out = t.chunk(b * cout * hw * hw * F4, f"{name}.out")
+        refs = [("r", i) for i in ins] + ([("r", w)] if w else [])
+        step(name, flops, refs + [("w", out)])
+        ops.append((name, ins, w, g, out, flops))
+        return out
+
+    x = t.chunk(b * 3 * 224 * 224 * F4, "input", True)
+    y = op("stem", [x], 3 * 32 * 9, 32, 112, 2 * b * 3 * 32 * 9 * 112 * 112)
+    cin, hw = 32, 112
+    for st, (e, c, n, stride, k) in enumerate(
+            ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5),
+             (6, 80, 3, 2, 3), (6, 112, 3, 1, 5), (6, 192, 4, 2, 5),
+             (6, 320, 1, 1, 3))):
+        for r in range(n):
+            nm, s2 = f"b{st}.{r}", stride if r == 0 else 1
+            mid = cin * e
+            h = y if e == 1 else op(nm + ".expand", [y], cin * mid, mid, hw,
+                                    2 * b * cin * mid * hw * hw)
+            hw2 = hw // s2
+            dw = op(nm + ".dw", [h], mid * k * k, mid, hw2,
+                    2 * b * mid * k * k * hw2 * hw2)
+            se = max(1, cin // 4)
+            pooled = op(nm + ".se.pool", [dw], 0, mid, 1, b * mid * hw2 * hw2)
+            gate = op(nm + ".se.fc", [pooled], 2 * mid * se, mid, 1,
+                      4 * b * mid * se)
+            sc = op(nm + ".se.scale", [dw, gate], 0, mid, hw2,
+                    b * mid * hw2 * hw2)
+            out = op(nm + ".project", [sc], mid * c, c, hw2,
+                     2 * b * mid * c * hw2 * hw2)
+            if s2 == 1 and cin == c:
+                out = op(nm + ".add", [out, y], 0, c, hw2, b * c * hw2 * hw2)
+            y, cin, hw = out, c, hw2
+    y = op("head", [y], cin * 1280, 1280, hw, 2 * b * cin * 1280 * hw * hw)
+    y = op("pool", [y], 0, 1280, 1, b * 1280 * hw * hw)
+    logits = op("fc", [y], 1280 * 1000, 1000, 1, 2 * b * 1280 * 1000)
+    dy = t.chunk(t.chunks[logits][1], "loss.grad")
+    step("loss", 1e6, [("r", logits), ("w", dy)])
+    grad_of = {logits: dy}
+    for name, ins, w, g, out, flops in reversed(ops):
+        dout = grad_of.pop(out)
+        refs = [("r", dout)] + [("r", i) for i in ins]
+        if w is not None:
+            refs += [("r", w), ("w", g)]
+        outs = []
+        for i in ins:
+            if i == x:
+                continue
+            if i in grad_of:  # a tensor read by two ops: add to its gradient
+                outs.append(("rw", grad_of[i]))
+            else:
+                grad_of[i] = t.chunk(t.chunks[i][1], f"{name}.in.grad")
+                outs.append(("w", grad_of[i]))
+        step(name + ".bwd", 2 * flops, refs + outs)
+    for w, g, m in params:
+        step(f"sgd.{w}", 3 * t.chunks[w][1] // F4, [("rw", w), ("r", g),
+                                                      ("rw", m)])
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
@@ -1114,7 +1208,7 @@ WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
              "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer,
              "lora-7b": lora_7b, "whisper-beam": whisper_beam,
-             "pp-1f1b": pp_1f1b}
+             "pp-1f1b": pp_1f1b, "effnet": effnet}
 
 
 def main():
