@@ -93,6 +93,12 @@ import sys
 
 TFLOPS = 50e12  # the modelled device: FLOP per second
 F4 = 4  # bytes per fp32 element
+HBM_BPS = 2e12  # the modelled device's memory: bytes per second
+
+
+def mem(nbytes):
+    """A step bound by device memory moving nbytes, as FLOPs at TFLOPS."""
+    return nbytes / HBM_BPS * TFLOPS
 
 
 class Trace:
@@ -442,10 +448,9 @@ def dlrm():
     pooled embeddings), batch 32768, eight embedding tables of 128-wide
     fp32 rows, 20 lookups a sample, updated in place in backward with
     row-wise Adagrad (one accumulator per row); the dense layers take
-    SGD.  Lookups are bound by device memory (HBM_BPS below), not FLOPs."""
-    b, dim, pool, HBM_BPS = 32768, 128, 20, 2e12
+    SGD.  Lookups are bound by device memory (HBM_BPS), not FLOPs."""
+    b, dim, pool = 32768, 128, 20
     t = Trace("dlrm-8tables-b32768-train")
-    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS  # as FLOPs at TFLOPS
     rows = (196613, 393221, 786433, 1572869, 131101, 524309, 1048583,
             327689)  # odd row counts: 100-805 MB tables
     tables = [(t.chunk(r * dim * F4, f"emb{i}", True),
@@ -505,9 +510,8 @@ def gpt_mixed():
     optimizer has read them, which then overwrites the bf16 copy of each
     weight from its master.  24 layers, d 2048, 16 heads, sequence 1024,
     batch 2; the optimizer is bound by device memory (HBM_BPS)."""
-    L, d, h, s, b, F2, HBM_BPS = 24, 2048, 16, 1024, 2, 2, 2e12
+    L, d, h, s, b, F2 = 24, 2048, 16, 1024, 2, 2
     t = Trace("gpt-1.2b-mixed-b2-s1024-train")
-    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
     tok = b * s * d * F2
     vocab = 50304
     emb = t.chunk(vocab * d * F2, "wte.bf16", True)
@@ -554,14 +558,14 @@ def gpt_mixed():
 
 
 def moe_decode(b=4):
-    layers, d, ff, ne, ctx, F2, HBM_BPS = 16, 2048, 5632, 8, 1024, 2, 2e12
+    layers, d, ff, ne, ctx, F2 = 16, 2048, 5632, 8, 1024, 2
     rng = random.Random(8)
     t = Trace(f"moe-16x8-decode-b{b}-ctx1024")
 
-    def mem(flops, nbytes):
+    def bound(flops, nbytes):
         # Decoding is bound by device memory: a step takes at least its
         # bytes read at HBM_BPS, as FLOPs at the modelled speed.
-        return max(flops, nbytes / HBM_BPS * TFLOPS)
+        return max(flops, mem(nbytes))
 
     attn = [t.chunk(4 * d * d * F2, f"l{i}.attn.w", True) for i in range(layers)]
     router = [t.chunk(d * ne * F2, f"l{i}.router.w", True) for i in range(layers)]
@@ -574,7 +578,7 @@ def moe_decode(b=4):
         t.step(1e5, f"t{tok}.embed", ("w", x))
         for i in range(layers):
             a = t.chunk(b * d * F2, f"t{tok}.l{i}.attn.out")
-            t.step(mem(2 * b * 4 * d * d + 4 * b * ctx * d,
+            t.step(bound(2 * b * 4 * d * d + 4 * b * ctx * d,
                        (4 * d * d + 2 * b * ctx * d) * F2),
                    f"t{tok}.l{i}.attn",
                    ("r", x), ("r", attn[i]), ("rw", kv[i]), ("w", a))
@@ -589,13 +593,13 @@ def moe_decode(b=4):
                     chosen[e] = chosen.get(e, 0) + 1
             y = t.chunk(b * d * F2, f"t{tok}.l{i}.out")
             for k, e in enumerate(sorted(chosen)):
-                t.step(mem(2 * chosen[e] * 3 * d * ff, 3 * d * ff * F2),
+                t.step(bound(2 * chosen[e] * 3 * d * ff, 3 * d * ff * F2),
                        f"t{tok}.l{i}.expert{e}",
                        ("r", a), ("r", gate), ("r", experts[i][e]),
                        ("rw" if k else "w", y))
             x = y
         logits = t.chunk(b * 32000 * F4, f"t{tok}.logits")
-        t.step(mem(2 * b * 32000 * d, 32000 * d * F2), f"t{tok}.lm_head",
+        t.step(bound(2 * b * 32000 * d, 32000 * d * F2), f"t{tok}.lm_head",
                ("r", x), ("r", head), ("w", logits))
     return t
 
@@ -978,10 +982,8 @@ def whisper_beam():
     and its self-attention cache (preallocated for 448 tokens, written
     each token), and the beams' caches are reordered after each token,
     as a generation loop that index-selects every layer's cache does.
-    Decoding steps take their time from device memory (HBM_BPS below)."""
+    Decoding steps take their time from device memory (HBM_BPS)."""
     L, d, ff, T, beam, F, V, B2 = 32, 1280, 5120, 64, 5, 1500, 51865, 2
-    HBM_BPS = 2e12
-    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
     t = Trace("whisper-large-beam5-64tok-infer")
     mel = t.chunk(80 * 3000 * B2, "mel")
     t.step(1e5, "load", ("w", mel))
@@ -1053,9 +1055,8 @@ def pp_1f1b():
     the optimizer's fp32 master weights and Adam moments (12 bytes a
     parameter) read and written once, at the end; the stage holds the
     token embedding, whose gradient is accumulated likewise."""
-    L, d, h, s, m, P, F2, HBM_BPS, V = 8, 2560, 32, 2048, 8, 4, 2, 2e12, 50304
+    L, d, h, s, m, P, F2, V = 8, 2560, 32, 2048, 8, 4, 2, 50304
     t = Trace("pp-stage0of4-1f1b-m8-train")
-    mem = lambda nbytes: nbytes / HBM_BPS * TFLOPS
     tok = s * d * F2
     emb = t.chunk(V * d * F2, "wte.bf16", True)
     emb_g = t.chunk(V * d * F4, "wte.grad", True)
@@ -1123,13 +1124,13 @@ def effnet():
     of its FLOPs at TFLOPS and its bytes at device memory's HBM_BPS, so
     depthwise convolutions and the excitation's scaling, which do little
     arithmetic on large tensors, are bound by memory."""
-    b, HBM_BPS = 128, 2e12
+    b = 128
     t = Trace("efficientnet-b0-224-b128-train")
     params = []  # (weight, grad, momentum)
 
     def step(name, flops, refs):
         nbytes = sum(t.chunks[c][1] for _, c in refs)
-        t.step(max(flops, nbytes / HBM_BPS * TFLOPS), name, *refs)
+        t.step(max(flops, mem(nbytes)), name, *refs)
 
     def weight(name, n):
         w = t.chunk(n * F4, f"{name}.w", True)
