@@ -127,6 +127,10 @@ static void variant(lms__ahead_in_t *in, uint64_t *s) {
   in->spread = (int)rnd_in(s, 0, 1);
   in->in_order = (int)rnd_in(s, 0, 1);
   in->dense = (int)rnd_in(s, 0, 1);
+  /* Note [Where the cycle is cut]: any step, or the one of several that
+   * keeps the most. */
+  in->cut = (uint32_t)rnd_in(s, 0, in->period - 1);
+  in->cuts = (uint32_t)rnd_in(s, 0, 1) ? (uint32_t)rnd_in(s, 2, 64) : 1;
 }
 
 Test(ahead, plans_keep_within_the_room_and_the_gaps) {
@@ -529,4 +533,116 @@ Test(ahead, copies_in_by_their_use_queue_in_that_order) {
               (unsigned long long)pairs, (unsigned long long)crossed);
   cr_assert(gt(u64, pairs, 10000));
   cr_assert(gt(u64, crossed, 100));
+}
+
+/* Note [Where the cycle is cut]: the plan by end cut at step c decides as
+ * the plan by end of the same period turned to begin at c (every key
+ * allocated once, so that turning it changes no gap): the same bytes
+ * kept, sent away and brought in, the same copies late, and each use
+ * the chunk leaves after is the turned period's.  Holds only if the cut
+ * is where the order by end starts and nothing else moves. */
+Test(ahead, a_cut_is_the_period_turned) {
+  uint64_t differ = 0;
+  for (uint64_t seed = 1; seed <= 1500; seed++) {
+    period_t w, r;
+    random_period(seed * 0x2545f4914f6cdd1dull, &w);
+    uint64_t s = seed, largest = 0, all = 0;
+    for (uint32_t k = 0; k < w.nk; k++) {
+      w.lives[k] = 1;
+      all += w.size[k];
+    }
+    for (uint32_t t = 0; t < w.p; t++) {
+      uint64_t b = step_bytes(&w, t);
+      if (b > largest) largest = b;
+    }
+    uint32_t c = (uint32_t)rnd_in(&s, 0, w.p - 1);
+    /* The period turned: step t becomes (t - c) mod p, references in
+     * order of their new steps, each step's in the order they were. */
+    uint32_t to[600];
+    r = w;
+    r.nr = 0;
+    for (uint32_t t = 0; t < w.p; t++)
+      for (uint32_t i = 0; i < w.nr; i++) {
+        if (w.step[i] != (t + c) % w.p) continue;
+        to[i] = r.nr;
+        r.step[r.nr] = t;
+        r.key[r.nr] = w.key[i];
+        r.acc[r.nr] = w.acc[i];
+        r.nr++;
+      }
+    cr_assert(eq(u32, r.nr, w.nr));
+    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    lms__ahead_in_t in = input(&w, cap, 1000), ir = input(&r, cap, 1000);
+    in.cut = c;
+    in.cuts = ir.cuts = 1;
+    lms__ahead_t a, b, z;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    cr_assert(eq(int, lms__ahead_build(&ir, &b), LMS_OK));
+    in.cut = 0;
+    cr_assert(eq(int, lms__ahead_build(&in, &z), LMS_OK));
+    cr_assert(eq(u32, a.cut, c));
+    cr_assert(eq(u64, a.kept_bytes, b.kept_bytes), "seed %llu, cut %u",
+              (unsigned long long)seed, c);
+    cr_assert(eq(u64, a.drop_bytes, b.drop_bytes), "seed %llu",
+              (unsigned long long)seed);
+    cr_assert(eq(u64, a.fetch_bytes, b.fetch_bytes), "seed %llu",
+              (unsigned long long)seed);
+    cr_assert(eq(u64, a.late_fetches, b.late_fetches), "seed %llu",
+              (unsigned long long)seed);
+    cr_assert(eq(u32, a.nfetch, b.nfetch), "seed %llu",
+              (unsigned long long)seed);
+    for (uint32_t i = 0; i < w.nr; i++)
+      cr_assert(eq(int, a.drop[i], b.drop[to[i]]), "seed %llu: ref %u",
+                (unsigned long long)seed, i);
+    differ += memcmp(a.drop, z.drop, w.nr) != 0;
+    lms__ahead_free(&a);
+    lms__ahead_free(&b);
+    lms__ahead_free(&z);
+  }
+  /* The cut did decide otherwise than step 0 in many of them. */
+  cr_log_info("%llu of 1500 plans cut elsewhere than at step 0 decide "
+              "otherwise", (unsigned long long)differ);
+  cr_assert(gt(u64, differ, 100));
+}
+
+/* Note [Where the cycle is cut]: of the cuts tried, the plan keeps the
+ * one that brings in the fewest bytes, step `cut` among them: never more
+ * than the plan cut there alone, the same as that cut tried alone, and
+ * fewer in some periods. */
+Test(ahead, the_cut_tried_brings_in_no_more) {
+  uint64_t fewer = 0;
+  for (uint64_t seed = 1; seed <= 2000; seed++) {
+    period_t w;
+    random_period(seed * 0x9e3779b97f4a7c15ull + 7, &w);
+    uint64_t s = seed, largest = 0, all = 0;
+    for (uint32_t t = 0; t < w.p; t++) {
+      uint64_t b = step_bytes(&w, t);
+      if (b > largest) largest = b;
+    }
+    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
+    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    lms__ahead_in_t in = input(&w, cap, (uint32_t)rnd_in(&s, 1, 70));
+    in.cut = (uint32_t)rnd_in(&s, 0, w.p - 1);
+    in.cuts = 1;
+    lms__ahead_t one, many, again;
+    cr_assert(eq(int, lms__ahead_build(&in, &one), LMS_OK));
+    in.cuts = (uint32_t)rnd_in(&s, 2, 64);
+    cr_assert(eq(int, lms__ahead_build(&in, &many), LMS_OK));
+    cr_assert(le(u64, many.fetch_bytes, one.fetch_bytes), "seed %llu",
+              (unsigned long long)seed);
+    in.cut = many.cut;
+    in.cuts = 1;
+    cr_assert(eq(int, lms__ahead_build(&in, &again), LMS_OK));
+    cr_assert(eq(u64, many.fetch_bytes, again.fetch_bytes), "seed %llu",
+              (unsigned long long)seed);
+    cr_assert(eq(int, memcmp(many.drop, again.drop, w.nr), 0), "seed %llu",
+              (unsigned long long)seed);
+    fewer += many.fetch_bytes < one.fetch_bytes;
+    lms__ahead_free(&one);
+    lms__ahead_free(&many);
+    lms__ahead_free(&again);
+  }
+  cr_log_info("%llu of 2000 plans brought in fewer bytes cut elsewhere",
+              (unsigned long long)fewer);
+  cr_assert(gt(u64, fewer, 50));
 }

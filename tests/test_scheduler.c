@@ -2176,6 +2176,12 @@ Test(planned, training_loses_no_byte_with_the_plan_by_density) {
   train_planned(12, "dense");
 }
 
+/* The same with the plan by end cut where it keeps the most (Note [Where
+ * the cycle is cut] in graph/ahead.c). */
+Test(planned, training_loses_no_byte_with_the_plan_cut) {
+  train_planned(13, "cut");
+}
+
 /* Streaming inference as bench/workloads/gen_traces.py writes it: 48
  * weight blocks of 48 MiB, each read once an iteration by a step of
  * about 64 us, with a 6 MiB activation made afresh by each. */
@@ -2209,17 +2215,24 @@ static int last_info(void *arg, lms_ctx_t *ctx, uint32_t step) {
 /* Replays w under the schedule policy until it settles, over `link`
  * under `limit`, with the simulated device moving no bytes; *info is the
  * planner's at the last step. */
-static lms_status_t settle(const lms__workload_t *w, const char *limit,
-                           const char *link, int declare,
-                           lms__plan_info_t *info, lms__replay_result_t *res,
-                           char *err) {
-  lms_options_t *o = options("gpu-limit", limit, "policy", "schedule",
-                             "link", link, "sim-bytes", "off", NULL);
+static lms_status_t settle_with(const lms__workload_t *w, lms_options_t *o,
+                                int declare, lms__plan_info_t *info,
+                                lms__replay_result_t *res, char *err) {
   memset(info, 0, sizeof *info);
   lms_status_t st = lms__replay_run_hooked(w, &o->v, LMS__REPLAY_SETTLE,
                                            declare, last_info, info, res, err);
   lms_options_destroy(o);
   return st;
+}
+
+static lms_status_t settle(const lms__workload_t *w, const char *limit,
+                           const char *link, int declare,
+                           lms__plan_info_t *info, lms__replay_result_t *res,
+                           char *err) {
+  return settle_with(w,
+                     options("gpu-limit", limit, "policy", "schedule", "link",
+                             link, "sim-bytes", "off", NULL),
+                     declare, info, res, err);
 }
 
 /* A chain trained as VGG is: L layers, each output (act bytes, halving
@@ -2459,10 +2472,11 @@ Test(planned, bytes_survive_home_before_leaving) {
 Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   const shape_t sh = {.min_size = 64 * KiB, .max_size = 4 * MiB,
                       .transient = 1};
-  static const char *const ways[] = {"window", "plan", "spread", "dense"};
-  uint64_t chose[4] = {0, 0, 0, 0}, chose_late = 0, chose_order = 0;
+  static const char *const ways[] = {"window", "plan", "spread", "dense",
+                                     "cut"};
+  uint64_t chose[5] = {0, 0, 0, 0, 0}, chose_late = 0, chose_order = 0;
   uint64_t tried_dense = 0, tried_late2 = 0, skipped_late = 0;
-  uint64_t dense_more = 0;
+  uint64_t dense_more = 0, tried_cut = 0;
   for (int k = 0; k < 16; k++) {
     lms__workload_t w;
     char limit_s[32], what[160];
@@ -2495,12 +2509,14 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     lms_status_t st = settle(&w, limit_s, link, !has_transient(&w), &info,
                              &res, err);
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
-    cr_log_info("%s: window %.3f ms, plan %.3f ms, by density %.3f ms "
+    cr_log_info("%s: window %.3f ms, plan %.3f ms, cut at step %u "
+                "%.3f ms, by density %.3f ms "
                 "(in order %.3f ms), spread plan %.3f ms, in order %.3f ms, "
                 "leaving late %.3f ms: %s%s%s after %d iterations, settled "
                 "at %.3f ms", what,
                 (double)info.trial_window_ns / 1e6,
-                (double)info.trial_plan_ns / 1e6,
+                (double)info.trial_plan_ns / 1e6, info.cut_step,
+                (double)info.trial_cut_ns / 1e6,
                 (double)info.trial_dense_ns / 1e6,
                 (double)info.trial_dorder_ns / 1e6,
                 (double)info.trial_spread_ns / 1e6,
@@ -2518,14 +2534,21 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     cr_assert(gt(u64, sn, 0), "%s", what);
     cr_assert(gt(u64, on, 0), "%s", what);
     /* The kinds of plan: the plan, by density, spread, spread in order,
-     * by density in order (tried only after by density). */
-    uint64_t t[5] = {pn, info.trial_dense_ns ? info.trial_dense_ns
+     * by density in order (tried only after by density), the plan cut
+     * where it keeps the most. */
+    uint64_t t[6] = {pn, info.trial_dense_ns ? info.trial_dense_ns
                                              : UINT64_MAX, sn, on,
                      info.trial_dorder_ns ? info.trial_dorder_ns
-                                          : UINT64_MAX};
-    uint64_t in[5] = {info.trial_plan_in, info.trial_dense_in,
+                                          : UINT64_MAX,
+                     info.trial_cut_ns ? info.trial_cut_ns : UINT64_MAX};
+    uint64_t in[6] = {info.trial_plan_in, info.trial_dense_in,
                       info.trial_spread_in, info.trial_order_in,
-                      info.trial_dorder_in};
+                      info.trial_dorder_in, info.trial_cut_in};
+    /* Note [Where the cycle is cut] in graph/ahead.c: with whole chunks
+     * (as here) not tried (planned::the_plan_cut_elsewhere_is_tried_with_
+     * pieces tries it). */
+    cr_assert(eq(u64, info.trial_cut_ns, 0), "%s", what);
+    tried_cut += t[5] != UINT64_MAX;
     uint64_t wi = info.trial_window_in;
     tried_dense += t[1] != UINT64_MAX;
     cr_assert(eq(int, t[1] == UINT64_MAX, t[4] == UINT64_MAX), "%s", what);
@@ -2541,11 +2564,11 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                 (unsigned long long)info.end_plan_in);
     dense_more += t[1] != UINT64_MAX && info.dense_plan_in >= info.end_plan_in;
     int b = 1;
-    for (int k = 2; k < 5; k++)
+    for (int k = 2; k < 6; k++)
       if (t[k] < t[b]) b = k;
     if (!(t[b] < pn / 50 * 49)) b = 0;
     int r = -1;
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
       if (k != b && t[k] != UINT64_MAX && (r < 0 || t[k] < t[r])) r = k;
     /* Note [Leaving late]: a plan that sent no dirty chunk away on trial
      * is not tried leaving late; the next fastest is, where the plan
@@ -2574,7 +2597,10 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     int late = late_wins && (c < t[b] / 50 * 49 || !plan_wins);
     int kind = late ? ck : b;
     int way = plan_wins || late
-                  ? (kind == 0 ? 1 : kind == 1 || kind == 4 ? 3 : 2)
+                  ? (kind == 0                 ? 1
+                     : kind == 1 || kind == 4 ? 3
+                     : kind == 5              ? 4
+                                              : 2)
                   : 0;
     int in_order = kind == 3 || kind == 4;
     cr_assert(eq(str, res.ahead, (char *)ways[way]), "%s", what);
@@ -2593,12 +2619,14 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   cr_log_info("the plans left dirty chunks late in %llu cases, brought "
               "chunks in by their use in %llu; the plan by density was "
               "tried in %llu (planning no fewer bytes than the plan in "
-              "%llu) and kept in %llu; the next fastest plan left "
-              "them late in %llu; the plan chosen sent no dirty chunk away "
-              "in %llu", (unsigned long long)chose_late,
+              "%llu) and kept in %llu; the plan cut where it keeps the "
+              "most was tried in %llu and kept in %llu; the next fastest "
+              "plan left them late in %llu; the plan chosen sent no dirty "
+              "chunk away in %llu", (unsigned long long)chose_late,
               (unsigned long long)chose_order, (unsigned long long)tried_dense,
               (unsigned long long)dense_more,
-              (unsigned long long)chose[3], (unsigned long long)tried_late2,
+              (unsigned long long)chose[3], (unsigned long long)tried_cut,
+              (unsigned long long)chose[4], (unsigned long long)tried_late2,
               (unsigned long long)skipped_late);
   /* Every outcome occurred: the choice is not fixed.  The plan by
    * density was timed where it plans no fewer bytes than the plan by end
@@ -2608,6 +2636,104 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   cr_assert(gt(u64, chose[0], 0));
   cr_assert(gt(u64, chose[1], 0));
   cr_assert(gt(u64, chose[2], 0));
+}
+
+/* A recommendation model's training step shaped as DLRM's (bench/
+ * workloads/gen_traces.py) at about 1/32 of its size: eight tables of
+ * 2-24 MiB, each read in forward and updated in place in backward in the
+ * same order, so that the gaps round the end of the period (update to
+ * the next forward) are the ones the order by end from step 0 decides
+ * last. */
+static void tables_training(lms__workload_t *w) {
+  static const uint64_t mib[8] = {3, 6, 12, 24, 2, 8, 16, 5};
+  uint32_t t[8], a[8], idx[8], out[8], g[8], act;
+  lms__wl_init(w, "tables");
+  for (int i = 0; i < 8; i++) {
+    uint64_t n = mib[i] * MiB + 4096;
+    cr_assert(eq(int, lms__wl_add_chunk(w, n, 0, "table", &t[i]), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_chunk(w, n / 128, 0, "acc", &a[i]), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_chunk(w, 160 * KiB, 1, "idx", &idx[i]),
+                 LMS_OK));
+    cr_assert(eq(int, lms__wl_add_chunk(w, MiB / 2, 1, "out", &out[i]),
+                 LMS_OK));
+    cr_assert(eq(int, lms__wl_add_chunk(w, MiB / 2, 1, "grad", &g[i]),
+                 LMS_OK));
+  }
+  cr_assert(eq(int, lms__wl_add_chunk(w, 4 * MiB, 1, "act", &act), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(w, 1000, "load"), LMS_OK));
+  for (int i = 0; i < 8; i++)
+    cr_assert(eq(int, lms__wl_add_ref(w, idx[i], LMS_ACCESS_WRITE), LMS_OK));
+  for (int i = 0; i < 8; i++) {
+    cr_assert(eq(int, lms__wl_add_step(w, 170000, "lookup"), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, idx[i], LMS_ACCESS_READ), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, t[i], LMS_ACCESS_READ), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, out[i], LMS_ACCESS_WRITE), LMS_OK));
+  }
+  cr_assert(eq(int, lms__wl_add_step(w, 2000000, "top"), LMS_OK));
+  for (int i = 0; i < 8; i++)
+    cr_assert(eq(int, lms__wl_add_ref(w, out[i], LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(w, act, LMS_ACCESS_WRITE), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(w, 4000000, "top.bwd"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(w, act, LMS_ACCESS_READ), LMS_OK));
+  for (int i = 0; i < 8; i++)
+    cr_assert(eq(int, lms__wl_add_ref(w, g[i], LMS_ACCESS_WRITE), LMS_OK));
+  for (int i = 0; i < 8; i++) {
+    cr_assert(eq(int, lms__wl_add_step(w, 500000, "update"), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, g[i], LMS_ACCESS_READ), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, idx[i], LMS_ACCESS_READ), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, t[i], LMS_ACCESS_RW), LMS_OK));
+    cr_assert(eq(int, lms__wl_add_ref(w, a[i], LMS_ACCESS_RW), LMS_OK));
+  }
+}
+
+/* Note [Where the cycle is cut] in graph/ahead.c: where chunks are made of
+ * pieces, the plan by end cut at the step where it keeps the most goes on
+ * trial where that is not step 0 and decides otherwise, and plans fewer
+ * bytes in than the plan from step 0; with whole chunks it is not tried.
+ * The tables' training cuts elsewhere under each of these budgets. */
+Test(planned, the_plan_cut_elsewhere_is_tried_with_pieces, .timeout = 300) {
+  static const char *const limits[] = {"40MiB", "48MiB"};
+  static const char *const links[] = {"pcie3", "pcie5"};
+  lms__workload_t w;
+  tables_training(&w);
+  uint64_t kept = 0;
+  for (int k = 0; k < 8; k++) {
+    const char *limit = limits[k % 2], *link = links[k / 2 % 2];
+    int pieces = k >= 4;
+    char what[96], err[LMS__ERRBUF] = "";
+    snprintf(what, sizeof what, "under %s over %s, %s", limit, link,
+             pieces ? "pieces of 2 MiB" : "whole chunks");
+    lms_options_t *o = options("gpu-limit", limit, "policy", "schedule",
+                               "link", link, "sim-bytes", "off", NULL);
+    if (pieces)
+      cr_assert(eq(int, lms_options_set(o, "piece-size", "2MiB"), LMS_OK));
+    lms__plan_info_t info;
+    lms__replay_result_t res;
+    lms_status_t st = settle_with(&w, o, 0, &info, &res, err);
+    cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
+    cr_assert(eq(int, info.deciding, 0), "%s", what);
+    cr_assert(gt(u64, info.trial_plan_ns, 0), "%s", what);
+    cr_log_info("%s: plan %.3f ms, cut at step %u %.3f ms (%llu bytes "
+                "planned in against %llu): %s", what,
+                (double)info.trial_plan_ns / 1e6, info.cut_step,
+                (double)info.trial_cut_ns / 1e6,
+                (unsigned long long)info.cut_plan_in,
+                (unsigned long long)info.end_plan_in, res.ahead);
+    if (!pieces) {
+      cr_assert(eq(u64, info.trial_cut_ns, 0), "%s", what);
+      cr_assert(eq(u32, info.cut_step, 0), "%s", what);
+      cr_assert(ne(str, (char *)res.ahead, "cut"), "%s", what);
+      continue;
+    }
+    cr_assert(ne(u32, info.cut_step, 0), "%s", what);
+    cr_assert(eq(int, info.cut_alike, 0), "%s", what);
+    cr_assert(gt(u64, info.trial_cut_ns, 0), "%s", what);
+    cr_assert(lt(u64, info.cut_plan_in, info.end_plan_in), "%s", what);
+    kept += strcmp(res.ahead, "cut") == 0;
+  }
+  cr_log_info("the plan cut elsewhere was kept in %llu of 4",
+              (unsigned long long)kept);
+  lms__wl_free(&w);
 }
 
 /* Note [Back to the window] in graph/plan.c: the window, kept after a

@@ -188,6 +188,44 @@
  * (bench/results/2026-11-29-sim-dense-on-trial.md).  Its copies in
  * are then ordered by end for step 4.  Cost: a sort of the gaps,
  * O(g log g). */
+/* Note [Where the cycle is cut]
+ * The period is a cycle, and the order by end (step 2 of Note [A planned
+ * period]) needs a step to start from.  From step 0, the gaps round the
+ * end of the period (a weight's from its update to the next forward, an
+ * embedding table's from backward to the next forward) end last and
+ * take the room the others left.  On a line of steps the order by end is
+ * optimal for gaps kept in part; on a cycle only where no gap is across
+ * the step it starts from, and where every step has one across it the
+ * step chosen moves what stays.  Cut at its first step, a recommendation
+ * model's training at 2x (DLRM: eight tables of 67-805 MB read in
+ * forward and updated in backward in the same order, under 1.57 GiB)
+ * plans 3.89 GB in; cut at its best step, 3.51 (the plan by density,
+ * 3.78); made of 32 MiB pieces (Note [Chunks of pieces] in
+ * swap/residency.c), 3.55 and 2.94 GB, against the lower bound's 2.71;
+ * VGG-16's training at 2x, 3.06 and 2.67 GB.
+ * So the plan by end may be cut elsewhere: of up to `cuts` steps (`cut`
+ * first, then the LEAST_ACROSS steps with the fewest bytes of gaps across
+ * them, the nearest to a line, then steps at even intervals), the cut
+ * whose plan brings in the fewest bytes, the first of equals.  All of
+ * its decisions are those of the period turned to begin at the cut
+ * (tested by ahead::a_cut_is_the_period_turned); the copies in are then
+ * issued in order of their use from step 0, as any plan's are.
+ * Fewer bytes planned is not less time where whole chunks of hundreds of
+ * MB wait for each other's write-backs: DLRM cut at its best step took
+ * 107.6 ms on trial against 108.9 from step 0 and 83.8 by density, over
+ * pcie5, its 805 MB table now streamed whole behind a whole write-back.
+ * Over nineteen traces x 3 capacities x 4 links with whole chunks, the
+ * plan by end cut so in place of step 0 was faster in 4 runs and slower
+ * in 9 (by up to 2.1 and 1.9 %); as a way on trial of its own, kept in 1
+ * run, faster in 1 and slower in 2 (the trial's next fastest plan left
+ * late changed).  With chunks made of pieces copies overlap a piece at a
+ * time and bytes are time: DLRM at 2x 5.6-10.8 % faster over the four
+ * links.  So the plan cut so is a way on trial of its own (Note [Ways to
+ * look ahead, measured] in plan.c) where chunks are made of pieces,
+ * tried where it decides otherwise than the plan from step 0
+ * (bench/results/2026-12-01-sim-cut.md).  Cost: O(k g log g) for k cuts
+ * and g gaps, and k is held to CUT_WORK / g (a period of a million
+ * references tries four). */
 #include "graph/ahead.h"
 
 #include <stdlib.h>
@@ -201,6 +239,8 @@ typedef struct gap {
   uint32_t start, end; /* steps of the two uses; end may be past period */
   uint32_t from, to;   /* their references */
   uint32_t room;       /* a fetch: the first step of its room so far */
+  uint32_t cs, ce;     /* start and end counted from the cut (Note [Where
+                          the cycle is cut]) */
 } gap_t;
 
 /* Note [Spread out]: the gaps, in order by end, taken in bit-reversed
@@ -225,6 +265,14 @@ static int by_end(const void *a, const void *b) {
   const gap_t *x = a, *y = b;
   if (x->end != y->end) return x->end < y->end ? -1 : 1;
   if (x->start != y->start) return x->start > y->start ? -1 : 1;
+  return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Note [Where the cycle is cut]: by end counted from the cut. */
+static int by_cut_end(const void *a, const void *b) {
+  const gap_t *x = a, *y = b;
+  if (x->ce != y->ce) return x->ce < y->ce ? -1 : 1;
+  if (x->cs != y->cs) return x->cs > y->cs ? -1 : 1;
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
@@ -363,6 +411,94 @@ static void two_buffers(gap_t *f, uint32_t n, const uint32_t *uses,
   }
 }
 
+/* Note [Where the cycle is cut]: the gaps of order (n of them) by end
+ * counted from step `cut`. */
+static void cut_order(gap_t *order, uint32_t n, uint32_t p, uint32_t cut) {
+  for (uint32_t i = 0; i < n; i++) {
+    order[i].cs = (order[i].start + p - cut) % p;
+    order[i].ce = order[i].cs + (order[i].end - order[i].start);
+  }
+  qsort(order, n, sizeof *order, by_cut_end);
+}
+
+#define MAX_CUTS 64          /* steps tried as the cut, at most */
+#define LEAST_ACROSS 4       /* of them, those fewest bytes stay across */
+#define CUT_WORK 4000000ull  /* gaps decided over all the cuts tried */
+
+/* Note [Where the cycle is cut]: the steps to try, `first` first, then
+ * those with the fewest bytes of gaps across them, then steps at even
+ * intervals; at most n (<= MAX_CUTS), written to c.  Returns how many,
+ * 0 with no memory. */
+static uint32_t cut_steps(const gap_t *g, uint32_t ng, uint32_t p,
+                          uint32_t first, uint32_t n, uint32_t *c) {
+  int64_t *across = calloc(2 * (size_t)p + 1, sizeof *across);
+  if (across == NULL) return 0;
+  for (uint32_t i = 0; i < ng; i++) {
+    across[g[i].start + 1] += (int64_t)g[i].size;
+    across[g[i].end] -= (int64_t)g[i].size;
+  }
+  for (size_t i = 1; i < 2 * (size_t)p; i++) across[i] += across[i - 1];
+  for (uint32_t i = 0; i < p; i++) across[i] += across[i + p];
+  uint32_t k = 0;
+  c[k++] = first;
+  for (uint32_t j = 0; j < LEAST_ACROSS && k < n; j++) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < p; i++) {
+      int seen = 0;
+      for (uint32_t q = 0; q < k && !seen; q++) seen = c[q] == i;
+      if (!seen && (best == UINT32_MAX || across[i] < across[best])) best = i;
+    }
+    if (best == UINT32_MAX) break;
+    c[k++] = best;
+  }
+  uint32_t even = n;
+  for (uint32_t i = 0; i < even && k < n; i++) {
+    uint32_t x = (uint32_t)((uint64_t)i * p / even);
+    int seen = 0;
+    for (uint32_t q = 0; q < k && !seen; q++) seen = c[q] == x;
+    if (!seen) c[k++] = x;
+  }
+  free(across);
+  return k;
+}
+
+/* Note [Where the cycle is cut]: of the steps cut_steps gives, the cut
+ * whose plan by end brings in the fewest bytes (the first of equals),
+ * each decided in full into order and scratch; the tree and out are
+ * left undecided.  Returns 0, or -1 with no memory. */
+static int best_cut(const gap_t *gaps, uint32_t ng, lms__rt_t *t,
+                    const int64_t *occ, int64_t cap,
+                    const lms__ahead_in_t *in, lms__ahead_t *out,
+                    gap_t *order, uint32_t *cut) {
+  uint32_t p = in->period, c[MAX_CUTS];
+  uint32_t n = in->cuts < MAX_CUTS ? in->cuts : MAX_CUTS;
+  uint64_t afford = CUT_WORK / (ng ? ng : 1);
+  if (afford < n) n = afford > 1 ? (uint32_t)afford : 1;
+  if (n <= 1) return 0;
+  gap_t *scratch = malloc((size_t)ng * sizeof *scratch);
+  uint32_t k = scratch ? cut_steps(gaps, ng, p, *cut, n, c) : 0;
+  if (k == 0) {
+    free(scratch);
+    return -1;
+  }
+  uint64_t least = UINT64_MAX;
+  for (uint32_t i = 0; i < k; i++) {
+    memcpy(order, gaps, (size_t)ng * sizeof *gaps);
+    cut_order(order, ng, p, c[i]);
+    undecide(t, occ, in->nrefs, out);
+    uint32_t nf = decide(order, ng, t, occ, cap, in, out, scratch);
+    uint64_t in_bytes = 0;
+    for (uint32_t f = 0; f < nf; f++) in_bytes += scratch[f].size;
+    if (in_bytes < least) {
+      least = in_bytes;
+      *cut = c[i];
+    }
+  }
+  undecide(t, occ, in->nrefs, out);
+  free(scratch);
+  return 0;
+}
+
 static int by_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -430,17 +566,27 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
         e = in->ref_step[to] + p;
       }
       if (e <= s + 1) continue;
-      gaps[ng++] = (gap_t){in->key_size[k], s, e, from, to, 0};
+      gaps[ng++] = (gap_t){in->key_size[k], s, e, from, to, 0, s, e};
     }
   }
   qsort(gaps, ng, sizeof *gaps, by_end);
   if (in->spread && spread_out(gaps, ng) != 0) goto done;
 
   int64_t cap = (int64_t)in->capacity;
+  int dense = !in->spread && in->dense;
+  /* Note [Where the cycle is cut]: the plan by end alone. */
+  uint32_t cut = 0;
+  if (!in->spread && !dense) {
+    cut = in->cut < p ? in->cut : 0;
+    if (in->cuts > 1 &&
+        best_cut(gaps, ng, &t, occ, cap, in, out, order, &cut) != 0)
+      goto done;
+  }
   /* The fetched gaps go to the front of gaps[]. */
   memcpy(order, gaps, (size_t)ng * sizeof *gaps);
-  int dense = !in->spread && in->dense;
   if (dense) qsort(order, ng, sizeof *order, by_density);
+  else if (cut != 0) cut_order(order, ng, p, cut);
+  out->cut = cut;
   uint32_t nf = decide(order, ng, &t, occ, cap, in, out, gaps);
   /* Note [Two buffers]: each pass gives the copies in of the one before
    * their second buffer, and decides the rest again; the copies in only
@@ -456,7 +602,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
     nf += more;
     if (more == 0) break;
   }
-  if (in->spread || dense) qsort(gaps, nf, sizeof *gaps, by_end);
+  if (in->spread || dense || cut != 0) qsort(gaps, nf, sizeof *gaps, by_end);
   /* Each fetch, in order of use, starts from the step after the last one
    * inside its reach with no room for it; in order (Note [Copies in by
    * their use]), not before `after`, the latest room of the fetches of

@@ -41,6 +41,14 @@ typedef struct lms__ahead_in {
                                 order of the bytes they hold a step, most
                                 first, not by end (Note [Whole chunks
                                 kept] in ahead.c) */
+  uint32_t cut;              /* the plan by end (neither spread nor dense):
+                                the step its order by end starts from,
+                                < period (Note [Where the cycle is cut] in
+                                ahead.c) */
+  uint32_t cuts;             /* the same plan: > 1, try up to this many
+                                steps to start from, `cut` among them, and
+                                keep the one that brings in the fewest
+                                bytes */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {
@@ -55,6 +63,7 @@ typedef struct lms__ahead {
   uint64_t drop_bytes;    /* bytes of the chunks it sends away */
   uint64_t late_fetches;  /* fetches with no room before the step ahead of
                              their use */
+  uint32_t cut;           /* the step the order by end started from */
 } lms__ahead_t;
 
 /* Builds the plan into *out (which need not be initialised).  On failure

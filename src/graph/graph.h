@@ -190,8 +190,9 @@ typedef struct lms__plan_info {
                            period and learning went on from the same
                            start (Note [A false period] in plan.c) */
   const char *ahead;    /* what looks ahead now: "window", "plan",
-                           "dense" (the plan deciding by density) or
-                           "spread" (the spread plan) */
+                           "dense" (the plan deciding by density), "cut"
+                           (the plan by end cut where it keeps the most)
+                           or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
                            measured] in plan.c) */
   uint64_t trial_window_ns, trial_plan_ns, trial_spread_ns; /* their timed
@@ -205,6 +206,16 @@ typedef struct lms__plan_info {
                            chunk away after the uses the plan by end does,
                            and is not tried) */
   int dense_alike;      /* ... which it did: not tried */
+  uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
+                           keeps the most (Note [Where the cycle is cut]
+                           in ahead.c), its iteration and bytes on trial,
+                           where chunks are made of pieces; else 0 (also
+                           where it decides as the plan by end does, and
+                           is not tried) */
+  uint32_t cut_step;    /* ... its cut, once built on trial */
+  uint64_t cut_plan_in; /* ... the bytes it plans to bring in */
+  int cut_alike;        /* ... it decided as the plan by end: not tried */
+  int cut;              /* the plan looking ahead is that plan */
   uint64_t end_plan_in, dense_plan_in; /* the bytes the plan by end and
                            the plan by density plan to bring in, once both
                            were built on trial; else 0 */
@@ -229,7 +240,7 @@ typedef struct lms__plan_info {
                            an iteration (0: none built) */
   unsigned kind_dirty;  /* bit 0: the plan sent a dirty chunk away on
                            trial; 1: by density; 2: spread; 3: spread in
-                           order; 4: by density in order
+                           order; 4: by density in order; 5: cut
                            (a plan that sent none is not tried leaving
                            late: Note [Leaving late] in plan.c) */
   uint64_t windows_back; /* the times the window, kept after plans ran on
@@ -241,11 +252,15 @@ typedef struct lms__plan_info {
  * trial; 1 keeps the window; 2 lets the plan look ahead from the start of
  * every schedule, 3 the spread plan, 4 and 5 the same leaving dirty chunks
  * late, 6 to 9 the same as 2 to 5 with copies in by their use, 10 the
- * plan deciding by density, 11 that leaving dirty chunks late and 12
- * that with copies in by their use (Notes
+ * plan deciding by density, 11 that leaving dirty chunks late, 12
+ * that with copies in by their use and 13 the plan by end cut where it
+ * keeps the most (Note [Where the cycle is cut] in ahead.c; Notes
  * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
  * by their use] and [Whole chunks kept] in ahead.c). */
 extern int lms__plan_force;
+/* For tests: how many steps the plan by end may try to cut the period at
+ * (Note [Where the cycle is cut] in ahead.c); 1: at its step 0 alone. */
+extern int lms__plan_cuts;
 /* Test hook: not 0, dirty chunks the plan sends away are written home
  * only as they leave (Note [Home before leaving] in plan.c). */
 extern int lms__plan_home_late;

@@ -88,6 +88,10 @@ enum {
   TRIAL_DENSE,         /* the plan deciding by density, where it decides
                           otherwise (Note [Whole chunks kept] in ahead.c) */
   TRIAL_DENSE_ORDER,   /* ... and that bringing chunks in by their use */
+  TRIAL_CUT,           /* the plan by end cut where it keeps the most,
+                          where that is not step 0 and it decides
+                          otherwise (Note [Where the cycle is cut] in
+                          ahead.c) */
   TRIAL_LATE,          /* the plan chosen, its dirty chunks left until
                           their room is needed (Note [Leaving late]) */
   TRIAL_LATE2,         /* the next fastest likewise, where leaving late
@@ -193,12 +197,20 @@ struct lms__plan {
                             [Copies in by their use] in ahead.c) */
   int dense;             /* ahead is the plan deciding by density (Note
                             [Whole chunks kept] in ahead.c) */
+  int cut;               /* ahead is the plan by end cut where it keeps
+                            the most (Note [Where the cycle is cut] in
+                            ahead.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
   uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
   uint64_t trial_late_ns; /* the faster plan leaving late */
   uint64_t trial_order_ns; /* the spread plan in order */
   uint64_t trial_dense_ns; /* the plan deciding by density */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
+  uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
+                             keeps the most */
+  uint32_t cut_step;      /* ... its cut, once built on trial */
+  uint64_t cut_plan_in;   /* ... the bytes it plans to bring in */
+  int cut_alike;          /* ... it decides as the plan by end: not tried */
   int dense_alike;        /* the plan by density sends chunks away after
                              the uses the plan by end does: not tried */
   uint64_t end_plan_in, dense_plan_in; /* the bytes each plans to bring
@@ -437,11 +449,14 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * memory is skipped, and if none can, the window is kept), then the plan
  * deciding by density where it sends a chunk away after other uses than
  * the plan by end does (Note [Whole chunks kept] in ahead.c) and then
- * that bringing chunks in by their use, then the plan chosen of them
- * leaving its dirty chunks late, and where that was not 2 % faster, the
- * next fastest plan leaving them late (Note [Leaving late]).  Of the
- * plans, the fastest of the plan by density, the spread plan and each in
- * order is chosen if its last timed iteration was 2 % faster than the plan's
+ * that bringing chunks in by their use, then the plan by end cut at the
+ * step where it keeps the most, where that is not step 0 and it decides
+ * otherwise (Note [Where the cycle is cut] in ahead.c), then the plan
+ * chosen of them leaving its dirty chunks late, and where that was not
+ * 2 % faster, the next fastest plan leaving them late (Note [Leaving
+ * late]).  Of the plans, the fastest of the plan by density, the spread
+ * plan, each in order and the plan cut elsewhere is chosen if its last
+ * timed iteration was 2 % faster than the plan's
  * (more than the 1 % either may still move), else the plan.  Each is
  * held to the plan, not to the one tried before it: held in a chain,
  * ResNet-50 at 4x over pcie5 kept the plan by density, 2 % faster than
@@ -491,7 +506,8 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
   return hi - lo <= hi / 100;
 }
 
-static int build_plan(lms__plan_t *p, int spread, int order, int dense);
+static int build_plan(lms__plan_t *p, int spread, int order, int dense,
+                      int cut);
 
 /* What a chunk of n bytes takes of the budget: a small one its share of a
  * segment with what it may waste (Note [What the budget wastes] in
@@ -510,16 +526,18 @@ enum {
   KIND_SPREAD = 2,
   KIND_IN_ORDER = 4, /* a bit of KIND_ORDER and KIND_DENSE_ORDER */
   KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER,
-  KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER
+  KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER,
+  KIND_CUT = 8       /* the plan by end cut where it keeps the most */
 };
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
-                            KIND_DENSE_ORDER};
+                            KIND_DENSE_ORDER, KIND_CUT};
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
  * that could not be built) and the bytes it brought in. */
 static uint64_t kind_ns(const lms__plan_t *p, int k) {
   uint64_t t = k == 0                 ? p->trial_plan_ns
+               : k == KIND_CUT         ? p->trial_cut_ns
                : k == KIND_DENSE       ? p->trial_dense_ns
                : k == KIND_DENSE_ORDER ? p->trial_dorder_ns
                : k == KIND_SPREAD      ? p->trial_spread_ns
@@ -529,14 +547,16 @@ static uint64_t kind_ns(const lms__plan_t *p, int k) {
 
 static uint64_t kind_in(const lms__plan_t *p, int k) {
   return k == 0                 ? p->trial_plan_in
+         : k == KIND_CUT         ? p->trial_cut_in
          : k == KIND_DENSE       ? p->trial_dense_in
          : k == KIND_DENSE_ORDER ? p->trial_dorder_in
          : k == KIND_SPREAD      ? p->trial_spread_in
                                  : p->trial_order_in;
 }
 
-/* The kind the trial would keep of the five timed (-1 for none): the
- * fastest of the plan by density, the spread plan and each in order, if
+/* The kind the trial would keep of the six timed (-1 for none): the
+ * fastest of the plan by density, the spread plan and each in order, and
+ * the plan cut where it keeps the most, if
  * 2 % faster than the plan; else the plan.  Each held to the plan, not to
  * the one before it: held in a chain, ResNet-50 at 4x over pcie5 kept
  * the plan by density where the spread plan in order was 2.0 % faster
@@ -578,10 +598,10 @@ static void trial_dirty(lms__plan_t *p, int k) {
 static int plan_ready(lms__plan_t *p, int kind) {
   int spread = (kind & KIND_SPREAD) != 0,
       order = (kind & KIND_IN_ORDER) != 0,
-      dense = (kind & KIND_DENSE) != 0;
+      dense = (kind & KIND_DENSE) != 0, cut = (kind & KIND_CUT) != 0;
   return (p->have_plan && spread == p->spread && order == p->order &&
-          dense == p->dense) ||
-         build_plan(p, spread, order, dense);
+          dense == p->dense && cut == p->cut) ||
+         build_plan(p, spread, order, dense, cut);
 }
 
 /* The way chosen when the trial ends: of the plans, as kind_best
@@ -618,20 +638,23 @@ static void trial_decide(lms__plan_t *p) {
   }
   p->window_back = kind_best(p) >= 0 && !p->planned;
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
-          "with the period's plan, %.3f ms with it deciding by density "
-          "(0: not tried, as where it decides as the plan does) and "
+          "with the period's plan, %.3f ms with it cut at step %u "
+          "(0: not tried, as where it decides as the plan does), %.3f ms "
+          "with it deciding by density (0: not tried, likewise) and "
           "%.3f ms with that bringing chunks in by their use, %.3f ms "
           "with the spread plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
           "the next fastest leaving them late (0: not tried): the %s%s%s "
           "looks ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
+          (double)p->trial_cut_ns / 1e6, p->cut_step,
           (double)p->trial_dense_ns / 1e6, (double)p->trial_dorder_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
           !p->planned ? "window"
           : p->spread ? "spread plan"
           : p->dense  ? "plan by density"
+          : p->cut    ? "plan cut where it keeps the most"
                       : "plan",
           p->planned && p->order ? " in order" : "",
           p->planned && p->late ? " leaving late" : "");
@@ -663,6 +686,35 @@ static void trial_late_start(lms__plan_t *p, int which) {
   p->npend = 0;
 }
 
+/* Note [Where the cycle is cut] in ahead.c: where chunks are made of
+ * pieces, the plan by end cut where it keeps the most goes on trial where
+ * that is not step 0 and it sends a chunk away after other uses than the
+ * plan by end (built again to compare: the plan by density may be in
+ * ahead now); else, or where either cannot be built for want of memory,
+ * leaving late is next.  O(k r log p) for the k cuts tried. */
+static void trial_cut_start(lms__plan_t *p) {
+  p->trial_n = 0;
+  if (p->swap->piece == 0 || lms__plan_cuts <= 1) {
+    trial_late_start(p, 0);
+    return;
+  }
+  size_t nr = (size_t)p->nrefs;
+  uint8_t *end_drop = build_plan(p, 0, 0, 0, 0) ? malloc(nr + 1) : NULL;
+  if (end_drop != NULL) memcpy(end_drop, p->ahead.drop, nr);
+  int built = end_drop != NULL && build_plan(p, 0, 0, 0, 1);
+  p->cut_step = built ? p->ahead.cut : 0;
+  p->cut_plan_in = built ? p->plan_in : 0;
+  p->cut_alike = built && (p->ahead.cut == 0 ||
+                           memcmp(end_drop, p->ahead.drop, nr) == 0);
+  free(end_drop);
+  if (built && !p->cut_alike) {
+    p->trial = TRIAL_CUT;
+    p->planned = 1;
+    return;
+  }
+  trial_late_start(p, 0);
+}
+
 /* Note [Whole chunks kept] in ahead.c: the plan deciding by density goes
  * on trial wherever it decides otherwise than the plan by end (in ahead
  * now: the trial builds it just before), whatever the bytes each brings
@@ -676,7 +728,7 @@ static void trial_dense_start(lms__plan_t *p) {
   size_t nr = (size_t)p->nrefs;
   uint8_t *end_drop = p->have_plan ? malloc(nr + 1) : NULL;
   if (end_drop != NULL) memcpy(end_drop, p->ahead.drop, nr);
-  int built = build_plan(p, 0, 0, 1);
+  int built = build_plan(p, 0, 0, 1, 0);
   p->dense_plan_in = built ? p->plan_in : 0;
   p->dense_alike = built && end_drop != NULL &&
                    memcmp(end_drop, p->ahead.drop, nr) == 0;
@@ -686,16 +738,16 @@ static void trial_dense_start(lms__plan_t *p) {
     p->planned = 1;
     return;
   }
-  trial_late_start(p, 0);
+  trial_cut_start(p);
 }
 
 /* The trial goes on with the plan of that kind; a spread plan that cannot
  * be built is skipped for the plan, and with none the trial ends. */
 static void trial_next_plan(lms__plan_t *p, int spread, int order) {
   p->trial_n = 0;
-  if (spread && build_plan(p, 1, order, 0)) {
+  if (spread && build_plan(p, 1, order, 0, 0)) {
     p->trial = order ? TRIAL_ORDER : TRIAL_SPREAD;
-  } else if (build_plan(p, 0, 0, 0)) {
+  } else if (build_plan(p, 0, 0, 0, 0)) {
     p->trial = TRIAL_PLAN;
   } else {
     trial_decide(p);
@@ -750,11 +802,11 @@ static void trial_step(lms__plan_t *p) {
     trial_dirty(p, KIND_DENSE);
     /* The same in order (Note [Copies in by their use] in ahead.c). */
     p->trial_n = 0;
-    if (build_plan(p, 0, 1, 1)) {
+    if (build_plan(p, 0, 1, 1, 0)) {
       p->trial = TRIAL_DENSE_ORDER;
       p->planned = 1;
     } else {
-      trial_late_start(p, 0);
+      trial_cut_start(p);
     }
     break;
   case TRIAL_DENSE_ORDER:
@@ -762,6 +814,13 @@ static void trial_step(lms__plan_t *p) {
     p->trial_dorder_ns = took;
     p->trial_dorder_in = in;
     trial_dirty(p, KIND_DENSE_ORDER);
+    trial_cut_start(p);
+    break;
+  case TRIAL_CUT:
+    if (!trial_settled(p, took)) break;
+    p->trial_cut_ns = took;
+    p->trial_cut_in = in;
+    trial_dirty(p, KIND_CUT);
     trial_late_start(p, 0);
     break;
   case TRIAL_LATE:
@@ -806,11 +865,13 @@ static void trial_step(lms__plan_t *p) {
  * looks ahead. */
 int lms__plan_spread_fails;
 int lms__plan_end_fails;
+int lms__plan_cuts = 16;
 
-static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
+static int build_plan(lms__plan_t *p, int spread, int order, int dense,
+                      int cut) {
   static int end_builds;
   lms__ahead_free(&p->ahead);
-  p->have_plan = p->spread = p->order = p->dense = 0;
+  p->have_plan = p->spread = p->order = p->dense = p->cut = 0;
   int end_fails = !spread && !dense && lms__plan_end_fails > 0 &&
                   ++end_builds >= lms__plan_end_fails;
   if ((spread && lms__plan_spread_fails) || end_fails) {
@@ -833,7 +894,8 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
         .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
         .key_size = cost, .key_lives = lives,
         .capacity = cap - cap / 64, .reach = p->window.steps,
-        .spread = spread, .in_order = order, .dense = dense};
+        .spread = spread, .in_order = order, .dense = dense,
+        .cut = 0, .cuts = cut ? (uint32_t)lms__plan_cuts : 1};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
@@ -841,11 +903,13 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
     for (uint32_t f = 0; p->have_plan && f < p->ahead.nfetch; f++)
       p->plan_in += p->key_size[p->ref_key[p->ahead.fetch_ref[f]]];
     p->dense = p->have_plan && dense && !spread;
+    p->cut = p->have_plan && cut && !dense && !spread;
     if (p->have_plan)
       LMS_LOG(DEBUG, GRAPH, "%s%s of %u steps: %llu bytes kept, %llu sent "
               "away, %llu brought in, %llu fetches late",
               spread  ? "spread plan"
               : dense ? "planned period by density"
+              : cut   ? "planned period cut where it keeps the most"
                       : "planned period",
               order ? " in order" : "", p->period,
               (unsigned long long)p->ahead.kept_bytes,
@@ -853,6 +917,8 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense) {
               (unsigned long long)p->ahead.fetch_bytes,
               (unsigned long long)p->ahead.late_fetches);
   }
+  if (p->cut)
+    LMS_LOG(DEBUG, GRAPH, "... cut at step %u", p->ahead.cut);
   free(acc);
   free(lives);
   free(cost);
@@ -866,9 +932,12 @@ static void plan_period(lms__plan_t *p) {
   /* 6 to 9: 2 to 5 with copies in by their use; 10 and 11: 2 and 4 by
    * density; 12: 2 by density with copies in by their use. */
   int f = lms__plan_force;
-  int force = f == 10 || f == 12 ? 2 : f == 11 ? 4 : f >= 6 ? f - 4 : f;
+  int force = f == 10 || f == 12 || f == 13 ? 2
+              : f == 11                     ? 4
+              : f >= 6                      ? f - 4
+                                            : f;
   build_plan(p, force == 3 || force == 5, (f >= 6 && f <= 9) || f == 12,
-             f >= 10);
+             f >= 10 && f <= 12, f == 13);
   p->planned = p->have_plan && lms__plan_force >= 2;
   p->trial = !p->have_plan         ? TRIAL_NONE
              : lms__plan_force != 0 ? TRIAL_DONE
@@ -880,6 +949,10 @@ static void plan_period(lms__plan_t *p) {
   p->trial_spread_in = p->trial_order_in = p->trial_late_in = 0;
   p->trial_late2_ns = p->trial_late2_in = 0;
   p->trial_dorder_ns = p->trial_dorder_in = 0;
+  p->trial_cut_ns = p->trial_cut_in = 0;
+  p->cut_step = 0;
+  p->cut_plan_in = 0;
+  p->cut_alike = 0;
   p->dense_alike = 0;
   p->end_plan_in = p->dense_plan_in = 0;
   p->late_kind[0] = p->late_kind[1] = -1;
@@ -2034,6 +2107,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->ahead = !p->planned ? "window"
                : p->spread ? "spread"
                : p->dense  ? "dense"
+               : p->cut    ? "cut"
                            : "plan";
   out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
   out->trial_window_ns = p->trial_window_ns;
@@ -2045,6 +2119,12 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_order_ns = p->trial_order_ns;
   out->trial_dense_ns = p->trial_dense_ns;
   out->dense_alike = p->dense_alike;
+  out->trial_cut_ns = p->trial_cut_ns;
+  out->trial_cut_in = p->trial_cut_in;
+  out->cut_step = p->cut_step;
+  out->cut_plan_in = p->cut_plan_in;
+  out->cut_alike = p->cut_alike;
+  out->cut = p->planned && p->cut;
   out->end_plan_in = p->end_plan_in;
   out->dense_plan_in = p->dense_plan_in;
   out->trial_dorder_ns = p->trial_dorder_ns;
