@@ -323,3 +323,85 @@ Test(pieces, a_discard_reaches_every_piece) {
   cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
 }
+
+/* Note [Where the cycle is cut] in graph/ahead.c: a recommendation
+ * model's training loop, tables made of pieces read in forward and
+ * updated in backward in the same order, under the schedule policy:
+ * with the plan cut where it brings in the least looking ahead from the
+ * iteration its period is learned (force 13), and with every way on
+ * trial (force 0, the plan cut so among them), every read sees the bytes
+ * last written and the device stays within its budget. */
+static void tables_loop(int force) {
+  enum { T = 6, ITERS = 40 };
+  static const size_t mib[T] = {10, 12, 20, 8, 14, 9};
+  lms_stream_t s;
+  lms__plan_force = force;
+  lms_ctx_t *ctx = open_ctx("2MiB", NULL, &s);
+  lms_chunk_t *t[T], *out[T];
+  uint64_t sum[T], osum[T];
+  lms_status_t st;
+  for (int i = 0; i < T; i++) {
+    t[i] = alloc(ctx, mib[i] * MIB + 4096);
+    cr_assert(gt(u32, t[i]->npieces, 1));
+    sum[i] = lms_test_write(ctx, t[i], s, 100 + (uint64_t)i, &st);
+    cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  }
+  for (int it = 0; it < ITERS; it++) {
+    uint64_t seed = 1000 * (uint64_t)(it + 1);
+    for (int i = 0; i < T; i++) {
+      cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+      cr_assert(eq(u64, lms_test_read(ctx, t[i], s, &st), sum[i]),
+                "iteration %d, lookup %d", it, i);
+      cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+      out[i] = alloc(ctx, MIB);
+      osum[i] = lms_test_write(ctx, out[i], s, seed + (uint64_t)i, &st);
+      cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+      cr_assert(eq(int, lms_compute(ctx, s, 150000), LMS_OK));
+    }
+    cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+    for (int i = 0; i < T; i++) {
+      cr_assert(eq(u64, lms_test_read(ctx, out[i], s, &st), osum[i]),
+                "iteration %d, output %d", it, i);
+      cr_assert(eq(int, lms_free(ctx, out[i]), LMS_OK));
+    }
+    cr_assert(eq(int, lms_compute(ctx, s, 3000000), LMS_OK));
+    for (int i = 0; i < T; i++) {
+      cr_assert(eq(int, lms_step_begin(ctx), LMS_OK));
+      cr_assert(eq(u64, lms_test_read(ctx, t[i], s, &st), sum[i]),
+                "iteration %d, update %d", it, i);
+      sum[i] = lms_test_write(ctx, t[i], s, seed + 500 + (uint64_t)i, &st);
+      cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+      cr_assert(eq(int, lms_compute(ctx, s, 400000), LMS_OK));
+    }
+  }
+  lms__plan_force = 0;
+  lms__plan_info_t info;
+  lms__plan_info(ctx->plan, &info);
+  lms_stats_t a = lms_test_stats(ctx);
+  cr_log_info("force %d: %s looks ahead; the plan cut at step %u tried "
+              "%.3f ms, the plan %.3f ms; %lld written home, %lld brought "
+              "in", force, info.ahead, info.cut_step,
+              (double)info.trial_cut_ns / 1e6,
+              (double)info.trial_plan_ns / 1e6,
+              (long long)a.swaps_out.total, (long long)a.swaps_in.total);
+  cr_assert(eq(str, (char *)info.source, "learned"));
+  if (force == 13) {
+    cr_assert(eq(str, (char *)info.ahead, "cut"));
+    cr_assert(ne(u32, info.plan_cut, 0), "the plan was cut at step 0");
+  } else {
+    cr_assert(eq(int, info.deciding, 0), "the trial did not end");
+    cr_assert(ne(u32, info.cut_step, 0));
+    cr_assert(gt(u64, info.trial_cut_ns, 0), "the plan cut elsewhere was "
+              "not tried");
+  }
+  cr_assert(gt(i64, a.swaps_out.total, 0));
+  cr_assert(gt(i64, a.prefetches.total, 0));
+  cr_assert(le(i64, a.device_reserved.peak, 64 * MIB));
+  for (int i = 0; i < T; i++) cr_assert(eq(int, lms_free(ctx, t[i]), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+Test(pieces, tables_lose_no_byte_under_the_plan_cut, .timeout = 300) {
+  tables_loop(13);
+  tables_loop(0);
+}

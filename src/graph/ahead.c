@@ -199,10 +199,10 @@
  * step chosen moves what stays.  Cut at its first step, a recommendation
  * model's training at 2x (DLRM: eight tables of 67-805 MB read in
  * forward and updated in backward in the same order, under 1.57 GiB)
- * plans 3.89 GB in; cut at its best step, 3.51 (the plan by density,
- * 3.78); made of 32 MiB pieces (Note [Chunks of pieces] in
- * swap/residency.c), 3.55 and 2.94 GB, against the lower bound's 2.71;
- * VGG-16's training at 2x, 3.06 and 2.67 GB.
+ * plans 3.89 GB in; cut at step 28, the best of those tried below, 3.51
+ * (the plan by density, 3.78); its tables made of 32 MiB pieces (Note
+ * [Chunks of pieces] in swap/residency.c), 3.55 from step 0 and 2.95 cut
+ * at step 27, against the lower bound's 2.71.
  * So the plan by end may be cut elsewhere: of up to `cuts` steps (`cut`
  * first, then the LEAST_ACROSS steps with the fewest bytes of gaps across
  * them, the nearest to a line, then steps at even intervals), the cut
@@ -214,16 +214,16 @@
  * MB wait for each other's write-backs: DLRM cut at its best step took
  * 107.6 ms on trial against 108.9 from step 0 and 83.8 by density, over
  * pcie5, its 805 MB table now streamed whole behind a whole write-back.
- * Over nineteen traces x 3 capacities x 4 links with whole chunks, the
- * plan by end cut so in place of step 0 was faster in 4 runs and slower
- * in 9 (by up to 2.1 and 1.9 %); as a way on trial of its own, kept in 1
- * run, faster in 1 and slower in 2 (the trial's next fastest plan left
- * late changed).  With chunks made of pieces copies overlap a piece at a
+ * Over nineteen traces x 3 capacities x 4 links with whole chunks, in
+ * builds tried and not landed, the plan by end cut so in place of step 0
+ * was faster in 4 runs and slower in 9 (by up to 2.1 and 1.9 %); as a
+ * way on trial of its own, kept in 1 run, faster in 1 and slower in 2
+ * (the trial's next fastest plan left late changed).  With chunks made of pieces copies overlap a piece at a
  * time and bytes are time: DLRM at 2x 5.6-10.8 % faster over the four
  * links.  So the plan cut so is a way on trial of its own (Note [Ways to
- * look ahead, measured] in plan.c) where chunks are made of pieces,
- * tried where it decides otherwise than the plan from step 0
- * (bench/results/2026-12-01-sim-cut.md).  Cost: O(k g log g) for k cuts
+ * look ahead, measured] in plan.c) where a chunk made of pieces was
+ * acquired under the schedule, tried where it decides otherwise than the
+ * plan from step 0 (bench/results/2026-12-01-sim-cut.md).  Cost: O(k g log g) for k cuts
  * and g gaps, and k is held to CUT_WORK / g (a period of a million
  * references tries four). */
 #include "graph/ahead.h"
@@ -475,7 +475,7 @@ static int best_cut(const gap_t *gaps, uint32_t ng, lms__rt_t *t,
   uint64_t afford = CUT_WORK / (ng ? ng : 1);
   if (afford < n) n = afford > 1 ? (uint32_t)afford : 1;
   if (n <= 1) return 0;
-  gap_t *scratch = malloc((size_t)ng * sizeof *scratch);
+  gap_t *scratch = malloc(((size_t)ng + 1) * sizeof *scratch);
   uint32_t k = scratch ? cut_steps(gaps, ng, p, *cut, n, c) : 0;
   if (k == 0) {
     free(scratch);

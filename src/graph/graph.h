@@ -191,7 +191,7 @@ typedef struct lms__plan_info {
                            start (Note [A false period] in plan.c) */
   const char *ahead;    /* what looks ahead now: "window", "plan",
                            "dense" (the plan deciding by density), "cut"
-                           (the plan by end cut where it keeps the most)
+                           (the plan by end cut where it brings in the least)
                            or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
                            measured] in plan.c) */
@@ -207,7 +207,7 @@ typedef struct lms__plan_info {
                            and is not tried) */
   int dense_alike;      /* ... which it did: not tried */
   uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
-                           keeps the most (Note [Where the cycle is cut]
+                           brings in the least (Note [Where the cycle is cut]
                            in ahead.c), its iteration and bytes on trial,
                            where chunks are made of pieces; else 0 (also
                            where it decides as the plan by end does, and
@@ -215,7 +215,8 @@ typedef struct lms__plan_info {
   uint32_t cut_step;    /* ... its cut, once built on trial */
   uint64_t cut_plan_in; /* ... the bytes it plans to bring in */
   int cut_alike;        /* ... it decided as the plan by end: not tried */
-  int cut;              /* the plan looking ahead is that plan */
+  uint32_t plan_cut;    /* the step the plan built last was cut at (0 for
+                           every plan but that one) */
   uint64_t end_plan_in, dense_plan_in; /* the bytes the plan by end and
                            the plan by density plan to bring in, once both
                            were built on trial; else 0 */
@@ -254,13 +255,10 @@ typedef struct lms__plan_info {
  * late, 6 to 9 the same as 2 to 5 with copies in by their use, 10 the
  * plan deciding by density, 11 that leaving dirty chunks late, 12
  * that with copies in by their use and 13 the plan by end cut where it
- * keeps the most (Note [Where the cycle is cut] in ahead.c; Notes
+ * brings in the least (Note [Where the cycle is cut] in ahead.c; Notes
  * [Ways to look ahead, measured] and [Leaving late] in plan.c, [Copies in
  * by their use] and [Whole chunks kept] in ahead.c). */
 extern int lms__plan_force;
-/* For tests: how many steps the plan by end may try to cut the period at
- * (Note [Where the cycle is cut] in ahead.c); 1: at its step 0 alone. */
-extern int lms__plan_cuts;
 /* Test hook: not 0, dirty chunks the plan sends away are written home
  * only as they leave (Note [Home before leaving] in plan.c). */
 extern int lms__plan_home_late;

@@ -88,7 +88,7 @@ enum {
   TRIAL_DENSE,         /* the plan deciding by density, where it decides
                           otherwise (Note [Whole chunks kept] in ahead.c) */
   TRIAL_DENSE_ORDER,   /* ... and that bringing chunks in by their use */
-  TRIAL_CUT,           /* the plan by end cut where it keeps the most,
+  TRIAL_CUT,           /* the plan by end cut where it brings in the least,
                           where that is not step 0 and it decides
                           otherwise (Note [Where the cycle is cut] in
                           ahead.c) */
@@ -197,9 +197,12 @@ struct lms__plan {
                             [Copies in by their use] in ahead.c) */
   int dense;             /* ahead is the plan deciding by density (Note
                             [Whole chunks kept] in ahead.c) */
-  int cut;               /* ahead is the plan by end cut where it keeps
-                            the most (Note [Where the cycle is cut] in
-                            ahead.c) */
+  int cut;               /* ahead is the plan by end cut where it brings
+                            in the least (Note [Where the cycle is cut]
+                            in ahead.c) */
+  int saw_pieces;        /* a chunk made of pieces was acquired under
+                            this schedule (Note [Chunks of pieces] in
+                            swap/residency.c) */
   int trial;             /* Note [Ways to look ahead, measured] */
   uint64_t trial_start, trial_window_ns, trial_plan_ns, trial_spread_ns;
   uint64_t trial_late_ns; /* the faster plan leaving late */
@@ -207,7 +210,7 @@ struct lms__plan {
   uint64_t trial_dense_ns; /* the plan deciding by density */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
   uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
-                             keeps the most */
+                             brings in the least */
   uint32_t cut_step;      /* ... its cut, once built on trial */
   uint64_t cut_plan_in;   /* ... the bytes it plans to bring in */
   int cut_alike;          /* ... it decides as the plan by end: not tried */
@@ -449,9 +452,10 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * memory is skipped, and if none can, the window is kept), then the plan
  * deciding by density where it sends a chunk away after other uses than
  * the plan by end does (Note [Whole chunks kept] in ahead.c) and then
- * that bringing chunks in by their use, then the plan by end cut at the
- * step where it keeps the most, where that is not step 0 and it decides
- * otherwise (Note [Where the cycle is cut] in ahead.c), then the plan
+ * that bringing chunks in by their use, then, where chunks are made of
+ * pieces, the plan by end cut at the step where it brings in the least,
+ * where that is not step 0 and it decides otherwise (Note [Where the
+ * cycle is cut] in ahead.c), then the plan
  * chosen of them leaving its dirty chunks late, and where that was not
  * 2 % faster, the next fastest plan leaving them late (Note [Leaving
  * late]).  Of the plans, the fastest of the plan by density, the spread
@@ -471,9 +475,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * new schedule starts a new trial.  The replay does not call an
  * iteration settled during a trial (lms__plan_info's `deciding`), and
  * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
- * trial of up to eight ways and a settling after it fit (a run of the
- * nine traces of bench/workloads/gen_traces.py took 39, with waits
- * measured; 37 before the eighth way, 40 before the seventh; of the
+ * trial of up to eight ways (nine with pieces) and a settling after it
+ * fit (a run of the nine traces of bench/workloads/gen_traces.py took 39,
+ * with waits measured; 37 before the eighth way, 40 before the seventh; of the
  * fifteen, once the plan by density went on trial wherever it decides
  * otherwise, 39 at most with waits measured and a mean of 25.3, and
  * without, a mean of 24.0, the batch-4 decoder of experts at 4x over
@@ -527,7 +531,7 @@ enum {
   KIND_IN_ORDER = 4, /* a bit of KIND_ORDER and KIND_DENSE_ORDER */
   KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER,
   KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER,
-  KIND_CUT = 8       /* the plan by end cut where it keeps the most */
+  KIND_CUT = 8       /* the plan by end cut where it brings in the least */
 };
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
                             KIND_DENSE_ORDER, KIND_CUT};
@@ -556,7 +560,7 @@ static uint64_t kind_in(const lms__plan_t *p, int k) {
 
 /* The kind the trial would keep of the six timed (-1 for none): the
  * fastest of the plan by density, the spread plan and each in order, and
- * the plan cut where it keeps the most, if
+ * the plan cut where it brings in the least, if
  * 2 % faster than the plan; else the plan.  Each held to the plan, not to
  * the one before it: held in a chain, ResNet-50 at 4x over pcie5 kept
  * the plan by density where the spread plan in order was 2.0 % faster
@@ -654,7 +658,7 @@ static void trial_decide(lms__plan_t *p) {
           !p->planned ? "window"
           : p->spread ? "spread plan"
           : p->dense  ? "plan by density"
-          : p->cut    ? "plan cut where it keeps the most"
+          : p->cut    ? "plan cut where it brings in the least"
                       : "plan",
           p->planned && p->order ? " in order" : "",
           p->planned && p->late ? " leaving late" : "");
@@ -686,15 +690,16 @@ static void trial_late_start(lms__plan_t *p, int which) {
   p->npend = 0;
 }
 
-/* Note [Where the cycle is cut] in ahead.c: where chunks are made of
- * pieces, the plan by end cut where it keeps the most goes on trial where
- * that is not step 0 and it sends a chunk away after other uses than the
- * plan by end (built again to compare: the plan by density may be in
- * ahead now); else, or where either cannot be built for want of memory,
- * leaving late is next.  O(k r log p) for the k cuts tried. */
+/* Note [Where the cycle is cut] in ahead.c: where a chunk made of pieces
+ * was acquired under this schedule, the plan by end cut where it brings
+ * in the least goes on trial where that is not step 0 and it sends a
+ * chunk away after other uses than the plan by end (built again to
+ * compare: the plan by density may be in ahead now); else, or where
+ * either cannot be built for want of memory, leaving late is next.
+ * O(k r log p) for the k cuts tried. */
 static void trial_cut_start(lms__plan_t *p) {
   p->trial_n = 0;
-  if (p->swap->piece == 0 || lms__plan_cuts <= 1) {
+  if (!p->saw_pieces) {
     trial_late_start(p, 0);
     return;
   }
@@ -865,7 +870,9 @@ static void trial_step(lms__plan_t *p) {
  * looks ahead. */
 int lms__plan_spread_fails;
 int lms__plan_end_fails;
-int lms__plan_cuts = 16;
+/* Note [Where the cycle is cut] in ahead.c: the steps the plan cut
+ * where it brings in the least may try. */
+#define PLAN_CUTS 16u
 
 static int build_plan(lms__plan_t *p, int spread, int order, int dense,
                       int cut) {
@@ -895,7 +902,7 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
         .key_size = cost, .key_lives = lives,
         .capacity = cap - cap / 64, .reach = p->window.steps,
         .spread = spread, .in_order = order, .dense = dense,
-        .cut = 0, .cuts = cut ? (uint32_t)lms__plan_cuts : 1};
+        .cut = 0, .cuts = cut ? PLAN_CUTS : 1};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
@@ -909,7 +916,7 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
               "away, %llu brought in, %llu fetches late",
               spread  ? "spread plan"
               : dense ? "planned period by density"
-              : cut   ? "planned period cut where it keeps the most"
+              : cut   ? "planned period cut where it brings in the least"
                       : "planned period",
               order ? " in order" : "", p->period,
               (unsigned long long)p->ahead.kept_bytes,
@@ -930,7 +937,8 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
 static void plan_period(lms__plan_t *p) {
   if (p->policy != LMS_POLICY_SCHEDULE || p->window.steps == 0) return;
   /* 6 to 9: 2 to 5 with copies in by their use; 10 and 11: 2 and 4 by
-   * density; 12: 2 by density with copies in by their use. */
+   * density; 12: 2 by density with copies in by their use; 13: 2 cut
+   * where it brings in the least. */
   int f = lms__plan_force;
   int force = f == 10 || f == 12 || f == 13 ? 2
               : f == 11                     ? 4
@@ -953,6 +961,7 @@ static void plan_period(lms__plan_t *p) {
   p->cut_step = 0;
   p->cut_plan_in = 0;
   p->cut_alike = 0;
+  p->saw_pieces = 0;
   p->dense_alike = 0;
   p->end_plan_in = p->dense_plan_in = 0;
   p->late_kind[0] = p->late_kind[1] = -1;
@@ -1839,6 +1848,7 @@ void lms__plan_on_free(lms__plan_t *p, lms_chunk_t *c) {
  * a step of n references costs O(n), not O(n^2). */
 void lms__plan_on_acquire(lms__plan_t *p, lms_chunk_t *c, unsigned access) {
   if (c->npieces > 0) {
+    p->saw_pieces = 1;
     for (uint32_t i = 0; i < c->npieces; i++)
       if (c->pieces[i] != NULL) lms__plan_on_acquire(p, c->pieces[i], access);
     return;
@@ -2124,7 +2134,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->cut_step = p->cut_step;
   out->cut_plan_in = p->cut_plan_in;
   out->cut_alike = p->cut_alike;
-  out->cut = p->planned && p->cut;
+  out->plan_cut = p->have_plan ? p->ahead.cut : 0;
   out->end_plan_in = p->end_plan_in;
   out->dense_plan_in = p->dense_plan_in;
   out->trial_dorder_ns = p->trial_dorder_ns;
