@@ -111,6 +111,18 @@ static uint64_t step_bytes(const period_t *w, uint32_t t) {
   return b;
 }
 
+/* A capacity from the largest step's bytes to every key's (or the largest
+ * step's, if more). */
+static uint64_t random_capacity(const period_t *w, uint64_t *s) {
+  uint64_t largest = 0, all = 0;
+  for (uint32_t t = 0; t < w->p; t++) {
+    uint64_t b = step_bytes(w, t);
+    if (b > largest) largest = b;
+  }
+  for (uint32_t k = 0; k < w->nk; k++) all += w->size[k];
+  return rnd_in(s, largest, all > largest ? all : largest);
+}
+
 static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
                              uint32_t reach) {
   return (lms__ahead_in_t){.period = w->p, .nrefs = w->nr, .nkeys = w->nk,
@@ -138,13 +150,7 @@ Test(ahead, plans_keep_within_the_room_and_the_gaps) {
   for (uint64_t seed = 1; seed <= 3000; seed++) {
     period_t w;
     random_period(seed * 0x9e3779b97f4a7c15ull, &w);
-    uint64_t largest = 0, all = 0, s = seed;
-    for (uint32_t t = 0; t < w.p; t++) {
-      uint64_t b = step_bytes(&w, t);
-      if (b > largest) largest = b;
-    }
-    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
-    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    uint64_t s = seed, cap = random_capacity(&w, &s);
     uint32_t reach = (uint32_t)rnd_in(&s, 1, 70);
     lms__ahead_in_t in = input(&w, cap, reach);
     variant(&in, &s);
@@ -491,13 +497,7 @@ Test(ahead, copies_in_by_their_use_queue_in_that_order) {
   for (uint64_t seed = 1; seed <= 2000; seed++) {
     period_t w;
     random_period(seed * 0x2545f4914f6cdd1dull, &w);
-    uint64_t s = seed, largest = 0, all = 0;
-    for (uint32_t t = 0; t < w.p; t++) {
-      uint64_t b = step_bytes(&w, t);
-      if (b > largest) largest = b;
-    }
-    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
-    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    uint64_t s = seed, cap = random_capacity(&w, &s);
     for (int order = 1; order >= 0; order--) {
       lms__ahead_in_t in = input(&w, cap, (uint32_t)rnd_in(&s, 1, w.p));
       in.spread = (int)rnd_in(&s, 0, 1);
@@ -546,15 +546,8 @@ Test(ahead, a_cut_is_the_period_turned) {
   for (uint64_t seed = 1; seed <= 1500; seed++) {
     period_t w, r;
     random_period(seed * 0x2545f4914f6cdd1dull, &w);
-    uint64_t s = seed, largest = 0, all = 0;
-    for (uint32_t k = 0; k < w.nk; k++) {
-      w.lives[k] = 1;
-      all += w.size[k];
-    }
-    for (uint32_t t = 0; t < w.p; t++) {
-      uint64_t b = step_bytes(&w, t);
-      if (b > largest) largest = b;
-    }
+    uint64_t s = seed;
+    for (uint32_t k = 0; k < w.nk; k++) w.lives[k] = 1;
     uint32_t c = (uint32_t)rnd_in(&s, 0, w.p - 1);
     /* The period turned: step t becomes (t - c) mod p, references in
      * order of their new steps, each step's in the order they were. */
@@ -571,7 +564,7 @@ Test(ahead, a_cut_is_the_period_turned) {
         r.nr++;
       }
     cr_assert(eq(u32, r.nr, w.nr));
-    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    uint64_t cap = random_capacity(&w, &s);
     lms__ahead_in_t in = input(&w, cap, 1000), ir = input(&r, cap, 1000);
     in.cut = c;
     in.cuts = ir.cuts = 1;
@@ -614,13 +607,7 @@ Test(ahead, the_cut_tried_brings_in_no_more) {
   for (uint64_t seed = 1; seed <= 2000; seed++) {
     period_t w;
     random_period(seed * 0x9e3779b97f4a7c15ull + 7, &w);
-    uint64_t s = seed, largest = 0, all = 0;
-    for (uint32_t t = 0; t < w.p; t++) {
-      uint64_t b = step_bytes(&w, t);
-      if (b > largest) largest = b;
-    }
-    for (uint32_t k = 0; k < w.nk; k++) all += w.size[k];
-    uint64_t cap = rnd_in(&s, largest, all > largest ? all : largest);
+    uint64_t s = seed, cap = random_capacity(&w, &s);
     lms__ahead_in_t in = input(&w, cap, (uint32_t)rnd_in(&s, 1, 70));
     in.cut = (uint32_t)rnd_in(&s, 0, w.p - 1);
     in.cuts = 1;
