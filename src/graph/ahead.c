@@ -218,13 +218,14 @@
  * builds tried and not landed, the plan by end cut so in place of step 0
  * was faster in 4 runs and slower in 9 (by up to 2.1 and 1.9 %); as a
  * way on trial of its own, kept in 1 run, faster in 1 and slower in 2
- * (the trial's next fastest plan left late changed).  With chunks made of pieces copies overlap a piece at a
- * time and bytes are time: DLRM at 2x 5.6-10.8 % faster over the four
- * links.  So the plan cut so is a way on trial of its own (Note [Ways to
- * look ahead, measured] in plan.c) where a chunk made of pieces was
- * acquired under the schedule, tried where it decides otherwise than the
- * plan from step 0 (bench/results/2026-12-01-sim-cut.md).  Cost: O(k g log g) for k cuts
- * and g gaps, and k is held to CUT_WORK / g (a period of a million
+ * (the trial's next fastest plan left late changed).  With chunks made
+ * of pieces copies overlap a piece at a time and bytes are time: DLRM at
+ * 2x 5.6-10.8 % faster over the four links.  So the plan cut so is a way
+ * on trial of its own (Note [Ways to look ahead, measured] in plan.c)
+ * where a chunk made of pieces was acquired under the schedule, tried
+ * where it decides otherwise than the plan from step 0
+ * (bench/results/2026-12-01-sim-cut.md).  Cost: O(k g log g) for k
+ * cuts and g gaps, and k is held to CUT_WORK / g (a period of a million
  * references tries four). */
 #include "graph/ahead.h"
 
@@ -425,6 +426,12 @@ static void cut_order(gap_t *order, uint32_t n, uint32_t p, uint32_t cut) {
 #define LEAST_ACROSS 4       /* of them, those fewest bytes stay across */
 #define CUT_WORK 4000000ull  /* gaps decided over all the cuts tried */
 
+static int among(const uint32_t *c, uint32_t k, uint32_t x) {
+  for (uint32_t q = 0; q < k; q++)
+    if (c[q] == x) return 1;
+  return 0;
+}
+
 /* Note [Where the cycle is cut]: the steps to try, `first` first, then
  * those with the fewest bytes of gaps across them, then steps at even
  * intervals; at most n (<= MAX_CUTS), written to c.  Returns how many,
@@ -443,20 +450,15 @@ static uint32_t cut_steps(const gap_t *g, uint32_t ng, uint32_t p,
   c[k++] = first;
   for (uint32_t j = 0; j < LEAST_ACROSS && k < n; j++) {
     uint32_t best = UINT32_MAX;
-    for (uint32_t i = 0; i < p; i++) {
-      int seen = 0;
-      for (uint32_t q = 0; q < k && !seen; q++) seen = c[q] == i;
-      if (!seen && (best == UINT32_MAX || across[i] < across[best])) best = i;
-    }
+    for (uint32_t i = 0; i < p; i++)
+      if (!among(c, k, i) && (best == UINT32_MAX || across[i] < across[best]))
+        best = i;
     if (best == UINT32_MAX) break;
     c[k++] = best;
   }
-  uint32_t even = n;
-  for (uint32_t i = 0; i < even && k < n; i++) {
-    uint32_t x = (uint32_t)((uint64_t)i * p / even);
-    int seen = 0;
-    for (uint32_t q = 0; q < k && !seen; q++) seen = c[q] == x;
-    if (!seen) c[k++] = x;
+  for (uint32_t i = 0; i < n && k < n; i++) {
+    uint32_t x = (uint32_t)((uint64_t)i * p / n);
+    if (!among(c, k, x)) c[k++] = x;
   }
   free(across);
   return k;
