@@ -455,10 +455,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * that bringing chunks in by their use, then, where chunks are made of
  * pieces, the plan by end cut at the step where it brings in the least,
  * where that is not step 0 and it decides otherwise (Note [Where the
- * cycle is cut] in ahead.c), then the plan
- * chosen of them leaving its dirty chunks late, and where that was not
- * 2 % faster, the next fastest plan leaving them late (Note [Leaving
- * late]).  Of the plans, the fastest of the plan by density, the spread
+ * cycle is cut] in ahead.c), then the plan chosen of them leaving its
+ * dirty chunks late, and where that was not 2 % faster, the next fastest
+ * plan leaving them late (Note [Leaving late]).  Of the plans, the fastest of the plan by density, the spread
  * plan, each in order and the plan cut elsewhere is chosen if its last
  * timed iteration was 2 % faster than the plan's
  * (more than the 1 % either may still move), else the plan.  Each is
@@ -477,8 +476,8 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
  * trial of up to eight ways (nine with pieces) and a settling after it
  * fit (a run of the nine traces of bench/workloads/gen_traces.py took 39,
- * with waits measured; 37 before the eighth way, 40 before the seventh; of the
- * fifteen, once the plan by density went on trial wherever it decides
+ * with waits measured; 37 before the eighth way, 40 before the seventh;
+ * of the fifteen, once the plan by density went on trial wherever it decides
  * otherwise, 39 at most with waits measured and a mean of 25.3, and
  * without, a mean of 24.0, the batch-4 decoder of experts at 4x over
  * c2c not settling in 48).
@@ -690,6 +689,18 @@ static void trial_late_start(lms__plan_t *p, int which) {
   p->npend = 0;
 }
 
+/* The drop flags of the plan in ahead, copied (NULL: none, or no
+ * memory), to tell whether a plan built after it decides otherwise. */
+static uint8_t *drops_now(const lms__plan_t *p) {
+  uint8_t *d = p->have_plan ? malloc((size_t)p->nrefs + 1) : NULL;
+  if (d != NULL) memcpy(d, p->ahead.drop, (size_t)p->nrefs);
+  return d;
+}
+
+static int same_drops(const lms__plan_t *p, const uint8_t *d) {
+  return d != NULL && memcmp(d, p->ahead.drop, (size_t)p->nrefs) == 0;
+}
+
 /* Note [Where the cycle is cut] in ahead.c: where a chunk made of pieces
  * was acquired under this schedule, the plan by end cut where it brings
  * in the least goes on trial where that is not step 0 and it sends a
@@ -703,14 +714,11 @@ static void trial_cut_start(lms__plan_t *p) {
     trial_late_start(p, 0);
     return;
   }
-  size_t nr = (size_t)p->nrefs;
-  uint8_t *end_drop = build_plan(p, 0, 0, 0, 0) ? malloc(nr + 1) : NULL;
-  if (end_drop != NULL) memcpy(end_drop, p->ahead.drop, nr);
+  uint8_t *end_drop = build_plan(p, 0, 0, 0, 0) ? drops_now(p) : NULL;
   int built = end_drop != NULL && build_plan(p, 0, 0, 0, 1);
   p->cut_step = built ? p->ahead.cut : 0;
   p->cut_plan_in = built ? p->plan_in : 0;
-  p->cut_alike = built && (p->ahead.cut == 0 ||
-                           memcmp(end_drop, p->ahead.drop, nr) == 0);
+  p->cut_alike = built && (p->ahead.cut == 0 || same_drops(p, end_drop));
   free(end_drop);
   if (built && !p->cut_alike) {
     p->trial = TRIAL_CUT;
@@ -730,13 +738,10 @@ static void trial_cut_start(lms__plan_t *p) {
 static void trial_dense_start(lms__plan_t *p) {
   p->trial_n = 0;
   p->end_plan_in = p->plan_in;
-  size_t nr = (size_t)p->nrefs;
-  uint8_t *end_drop = p->have_plan ? malloc(nr + 1) : NULL;
-  if (end_drop != NULL) memcpy(end_drop, p->ahead.drop, nr);
+  uint8_t *end_drop = drops_now(p);
   int built = build_plan(p, 0, 0, 1, 0);
   p->dense_plan_in = built ? p->plan_in : 0;
-  p->dense_alike = built && end_drop != NULL &&
-                   memcmp(end_drop, p->ahead.drop, nr) == 0;
+  p->dense_alike = built && same_drops(p, end_drop);
   free(end_drop);
   if (built && !p->dense_alike) {
     p->trial = TRIAL_DENSE;
