@@ -2,7 +2,8 @@
 # Installs what building and testing lms needs on a Debian machine, and only
 # what is missing: cmake, a C compiler, pkg-config, jemalloc and Criterion,
 # and, optional, gnuplot (gnuplot-nox) for the charts of `lms report`,
-# python3-torch for the PyTorch offload tests, chromium for the test that
+# python3-torch for the PyTorch offload tests, python3-scipy for the
+# linear programme's test, chromium for the test that
 # renders the report, and clang with its runtimes for `make test`'s clang
 # sanitizer and fuzzing stages.
 # Quiet and quick when everything is there.
@@ -28,6 +29,11 @@ optional=()
 command -v gnuplot >/dev/null 2>&1 || optional+=(gnuplot-nox)
 if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
   optional+=(python3-torch)
+fi
+# python3-scipy solves the linear programme of bench/workloads/lp_bound.py
+# (tests/lp_bound_test.py); without it that test is skipped.
+if [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import scipy' >/dev/null 2>&1; then
+  optional+=(python3-scipy)
 fi
 # chromium renders report.html in the test that looks at it as a person
 # would (tests/report_render.py); without it that test is skipped.
@@ -70,7 +76,7 @@ install_optional() {
     echo "bootstrap: cannot install ${optional[*]}; their charts or tests will be skipped" >&2
     return 0
   fi
-  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests, report rendering, clang sanitizer and fuzzing stages)" >&2
+  echo "bootstrap: installing ${optional[*]} (charts of lms report, PyTorch tests, the linear programme's test, report rendering, clang sanitizer and fuzzing stages)" >&2
   { $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}" ||
     { $sudo apt-get update -qq &&
       $sudo apt-get install -y -qq --no-install-recommends "${optional[@]}"; }

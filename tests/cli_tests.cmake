@@ -19,6 +19,16 @@ add_test(NAME docs_figures
 set_tests_properties(docs_figures PROPERTIES LABELS cpu TIMEOUT 600
   SKIP_RETURN_CODE 77)
 
+# The least time of bench/workloads/lp_bound.py's programme: as worked by
+# hand, and never beaten by a run of `lms sim`; skipped (77, with why)
+# without scipy.  Plain builds only: it times the simulator's runs.
+if(NOT LMS_SANITIZE)
+  add_test(NAME lp_bound
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/lp_bound_test.py $<TARGET_FILE:lms_cli>)
+  set_tests_properties(lp_bound PROPERTIES LABELS cpu TIMEOUT 900
+    SKIP_RETURN_CODE 77)
+endif()
+
 # report.html in headless Chromium: the charts load, the verdict reads as
 # a list, no Markdown shows; skipped (77, with why) without Chromium.
 add_test(NAME report_render

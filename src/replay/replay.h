@@ -32,6 +32,10 @@
 /* The longest cycle of iterations taken as settled (Note [A settled
  * iteration] in replay.c). */
 #define LMS__REPLAY_CYCLE_MAX 6
+/* So many iterations in a row that agree in time and bytes are settled
+ * even where the chunks on the device differ at their ends (Note [A
+ * settled iteration] in replay.c). */
+#define LMS__REPLAY_PLATEAU 6
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
@@ -45,6 +49,9 @@ typedef struct lms__replay_iter {
    * open_after (Note [Counters that add up] in replay.c). */
   uint64_t prefetch_open_before, prefetch_open_after;
   uint64_t demand_misses, cache_hits;
+  /* Which chunks were on the device when it ended, each as dirty and as
+   * prefetched, as one number (Note [A settled iteration] in replay.c). */
+  uint64_t residency;
 } lms__replay_iter_t;
 
 /* The fewest bytes each way and the least time any policy can take for

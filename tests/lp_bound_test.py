@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""bench/workloads/lp_bound.py: its programme on workloads whose least time
+is known by hand, and its bound against what `lms sim` achieves.
+
+A lower bound that a run beats is wrong, so every iteration `lms sim`
+measures (the schedule policy, LRU, and the schedule with chunks made of
+pieces, which can keep parts of chunks as the programme does) must take
+at least the programme's time.  Exits 77 (skipped, with why) where no
+Python here has scipy.
+
+    lp_bound_test.py LMS
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "bench", "workloads"))
+
+try:
+    import scipy  # noqa: F401
+except ImportError:
+    # Debian's python3-scipy (scripts/bootstrap.sh) is /usr/bin/python3's
+    if (os.path.exists("/usr/bin/python3") and
+            os.path.realpath(sys.executable) !=
+            os.path.realpath("/usr/bin/python3") and
+            subprocess.run(["/usr/bin/python3", "-c", "import scipy"],
+                           capture_output=True).returncode == 0):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    print("SKIPPED: no scipy for this Python (Debian's python3-scipy; "
+          "scripts/bootstrap.sh installs it)")
+    sys.exit(77)
+
+import lp_bound  # noqa: E402
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print("%s: %s" % ("ok" if ok else "FAILED", what))
+    if not ok:
+        failures += 1
+
+
+def close(a, b, rel=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1.0)
+
+
+def write(path, chunks, steps):
+    with open(path, "w") as f:
+        f.write("lms-trace 1\nworkload lp-test\n")
+        for cid, size, kind in chunks:
+            f.write("chunk %d %d c%d %s\n" % (cid, size, cid, kind))
+        for ns, refs in steps:
+            f.write("step %d s %s\n" % (ns, " ".join(refs)))
+
+
+def lp(path, cap, link):
+    chunks, steps = lp_bound.read_trace(path)
+    return lp_bound.solve(lp_bound.build(chunks, steps), steps, cap, link,
+                          "time")
+
+
+def by_hand(tmp):
+    C = 10**9
+    c = 2_000_000  # ns of compute a step
+    s = 6 * C // 10
+    # Two chunks of 0.6 C read in turn: across each step 0.4 C of the other
+    # stays (2/3 of it); the third that left comes in after the step that
+    # holds the room has computed, not while it does.
+    p = os.path.join(tmp, "read.trace")
+    write(p, [(0, s, "persistent"), (1, s, "persistent")],
+          [(c, ["r:0"]), (c, ["r:1"])])
+    for link in ("pcie3", "c2c"):
+        rin = lp_bound.LINKS[link][0]
+        want = 2 * c + 2 * (s / 3) / rin
+        got = lp(p, C, link)["ns"]
+        check(close(got, want), "two chunks read in turn over %s: %.0f ns, "
+              "by hand %.0f" % (link, got, want))
+    # The same chunks written in turn: a third of each goes home after its
+    # step and a third of the other comes in, both ways at once; over pcie5
+    # the two together move at 87 GB/s, not 55 + 53.
+    p = os.path.join(tmp, "write.trace")
+    write(p, [(0, s, "persistent"), (1, s, "persistent")],
+          [(c, ["rw:0"]), (c, ["rw:1"])])
+    for link in ("pcie3", "pcie5"):
+        rin, rout, both = lp_bound.LINKS[link]
+        wait = max(s / 3 / rin, s / 3 / rout)
+        if both > 0:
+            wait = max(wait, 2 * s / 3 / both)
+        want = 2 * c + 2 * wait
+        r = lp(p, C, link)
+        check(close(r["ns"], want), "two chunks written in turn over %s: "
+              "%.0f ns, by hand %.0f" % (link, r["ns"], want))
+        # at least a third of each goes home each iteration (the time
+        # does not care if more does)
+        check(r["bytes_d2h"] >= 2 * s / 3 * (1 - 1e-6),
+              "  and %.0f bytes home, at least %.0f by hand"
+              % (r["bytes_d2h"], 2 * s / 3))
+    # Everything fits: the compute alone, nothing moved.
+    p = os.path.join(tmp, "fits.trace")
+    write(p, [(0, 1000, "persistent"), (1, 2000, "transient")],
+          [(5000, ["w:1", "r:0"]), (7000, ["r:1", "rw:0"])])
+    r = lp(p, 10**6, "pcie3")
+    check(close(r["ns"], 12000) and r["bytes_h2d"] < 1e-3,
+          "a workload that fits: %.1f ns, %.3g bytes in" % (r["ns"],
+                                                           r["bytes_h2d"]))
+    # A step larger than the capacity has no answer.
+    check(lp(p, 2500, "pcie3") is None,
+          "a step over the capacity is said to be so")
+
+
+def against_sim(lms, tmp):
+    gen = os.path.join(HERE, "..", "bench", "workloads", "gen_traces.py")
+    subprocess.run([sys.executable, gen, tmp], check=True,
+                   stdout=subprocess.DEVNULL)
+    for name in ("dlrm", "vgg16", "stream", "llama-decode"):
+        path = os.path.join(tmp, name + ".trace")
+        chunks, steps = lp_bound.read_trace(path)
+        model = lp_bound.build(chunks, steps)
+        total = sum(sz for sz, _ in chunks.values())
+        compute = sum(ns for ns, _ in steps)
+        for over in (2, 4):
+            cap = total // over
+            for link in ("pcie3", "pcie5"):
+                r = lp_bound.solve(model, steps, cap, link, "time")
+                if r is None:
+                    continue  # its largest step does not fit
+                runs = []
+                for extra in ([], ["--piece-size", "32MiB"]):
+                    out = subprocess.run(
+                        [lms, "--gpu-limit", "%dB" % cap] + extra +
+                        ["sim", path, "--links", link, "--policies",
+                         "schedule,lru", "--json", "-", "--quiet"],
+                        check=True, capture_output=True, text=True).stdout
+                    for row in json.loads(out)["runs"]:
+                        runs.append(("%s%s" % (row["policy"],
+                                               " pieces" if extra else ""),
+                                     row["iteration_ns"]))
+                least = min(ns for _, ns in runs)
+                check(r["ns"] >= compute * (1 - 1e-9) and
+                      r["ns"] <= least * (1 + 1e-6),
+                      "%s at 1/%d over %s: the programme %.2f ms, compute "
+                      "%.2f, runs %s" % (name, over, link, r["ns"] / 1e6,
+                                         compute / 1e6,
+                                         ", ".join("%s %.2f" % (p, ns / 1e6)
+                                                   for p, ns in runs)))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: lp_bound_test.py LMS")
+    with tempfile.TemporaryDirectory() as tmp:
+        by_hand(tmp)
+        against_sim(sys.argv[1], tmp)
+    print("%d failed" % failures)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
