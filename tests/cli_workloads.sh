@@ -78,9 +78,17 @@ if [ -n "$py" ]; then
           $dir/moe-decode.trace $dir/unet2d.trace $dir/lstm.trace
           $dir/vit-accum.trace $dir/sd-infer.trace $dir/lora-7b.trace
           $dir/whisper-beam.trace $dir/pp-1f1b.trace $dir/effnet.trace"
+  # Known: the 7B decoder at 4x and 10x over every link, where the window,
+  # kept on trial at 310.9 ms (4x over pcie5), goes on to wander (which
+  # layers stay turns from one iteration to the next) and settles at
+  # 330.8, bringing in 0.6-0.8 % more than LRU (17.24 GB against 17.11);
+  # counted as settled on its first two alike iterations before Note [A
+  # settled iteration] asked for the same chunks on the device at both
+  # ends (bench/results/2026-12-02-sim-settled.md).
   out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" $traces \
         "$dir/moe-decode-b1.trace" --over 2,4,10 \
-        --links pcie3,pcie5,nvlink2,c2c 2>&1)
+        --links pcie3,pcie5,nvlink2,c2c \
+        --known-over-lru llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,llama-decode:10:pcie3,llama-decode:10:pcie5,llama-decode:10:nvlink2,llama-decode:10:c2c 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
   else
@@ -88,11 +96,13 @@ if [ -n "$py" ]; then
   fi
   # The same where the device tells a stream's wait only after it, as a
   # GPU does (Note [Stalls measured after the fact]).  Known: the decoder
-  # of experts at batch 1 at 10x over pcie3, pcie5 and nvlink2, where the
-  # window brings in 0.4-0.6 % more than LRU victims with the window do
-  # (17.82 GB against 17.72 over pcie3), and the 7B decoder at 10x over
-  # pcie5, where the window, kept as 2.7 % faster on trial than any plan,
-  # brings in 20.73 GB against LRU's 20.33; and EfficientNet-B0 at 4x and
+  # of experts at batch 1 at 10x over pcie3 and pcie5, where the window
+  # brings in 0.2 % more than LRU victims with the window do, and the 7B
+  # decoder at 10x over pcie5, where the window, kept as 2.7 % faster on
+  # trial than any plan, brings in 20.73 GB against LRU's 20.33, and at
+  # 4x over every link, 2.3 % more (the window wandering as above; over
+  # nvlink2 the decoder of experts no longer brings in more once its
+  # iteration is settled so); and EfficientNet-B0 at 4x and
   # 10x (one capacity) over c2c, where the spread plan, 7 % faster on
   # trial than the plan, brings in 3.492 GB against LRU's 3.482: open
   # failures of the check, held in the sweep so that a change shows.
@@ -105,7 +115,7 @@ if [ -n "$py" ]; then
         "$here/../bench/workloads/sweep.py" \
         "$lms" $traces "$dir/moe-decode-b1.trace" --over 2,4,10 \
         --links pcie3,pcie5,nvlink2,c2c \
-        --known-over-lru moe-decode-b1:10:pcie3,moe-decode-b1:10:pcie5,moe-decode-b1:10:nvlink2,llama-decode:10:pcie5,effnet:4:c2c,effnet:10:c2c 2>&1); then
+        --known-over-lru moe-decode-b1:10:pcie3,moe-decode-b1:10:pcie5,llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,llama-decode:10:pcie5,effnet:4:c2c,effnet:10:c2c 2>&1); then
     pass=$((pass + 1)); echo "ok   generated traces, waits measured as on a GPU"
   else
     fail=$((fail + 1)); echo "FAIL generated traces, waits measured:"
@@ -189,10 +199,16 @@ sys.exit(0 if r["ahead"] != "window" and r["in_order"] else 1)' \
   fi
   # Note [Back to the window] in src/graph/plan.c: a 7B decoder's
   # decoding step at 2x over pcie3 and nvlink2, where the trial keeps the
-  # window after the plans ran; started over, it settles no more than 2 %
-  # slower than its iteration on trial (handed the device as the last
+  # window after the plans ran; started over, it was measured no more than
+  # 2 % slower than its iteration on trial (handed the device as the last
   # plan on trial left it, 3.6 % and 3.4 % slower:
-  # bench/results/2026-11-28-sim-whole-chunks-kept.md).
+  # bench/results/2026-11-28-sim-whole-chunks-kept.md).  But that was its
+  # first two alike iterations: the window wanders (which layers stay
+  # turns from one iteration to the next), and settled as Note [A settled
+  # iteration] now asks it settles 3.6 % and 4.8 % slower than on trial
+  # (950.1 ms against 917.1, 178.0 against 169.9;
+  # bench/results/2026-12-02-sim-settled.md).  An open failure, held so
+  # that a change shows: the check fails once either run comes within 2 %.
   if "$lms" sim "$dir/llama-decode.trace" --capacities 10902589440B \
        --links pcie3,nvlink2 --policies schedule --json "$dir/decode.json" \
        >/dev/null 2>&1 &&
@@ -202,11 +218,11 @@ for r in json.load(open(sys.argv[1]))["runs"]:
     t, w = r["iteration_ns"], r["trial_window_ns"]
     print("llama-decode at 2x over %s: %s, %.1f ms, %.1f ms on trial" %
           (r["link"], r["ahead"], t / 1e6, w / 1e6))
-    ok = ok and r["ahead"] == "window" and 0 < w and t <= 1.02 * w
+    ok = ok and r["ahead"] == "window" and 0 < w and t > 1.02 * w
 sys.exit(0 if ok else 1)' "$dir/decode.json"; then
-    pass=$((pass + 1)); echo "ok   llama-decode at 2x: the window kept settles as on trial"
+    pass=$((pass + 1)); echo "ok   llama-decode at 2x: the window kept settles over 2 % slower than on trial, as known"
   else
-    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: the window kept settles slower than on trial"
+    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: the window kept no longer settles over 2 % slower than on trial (known open failure: take it off if fixed)"
   fi
   # Note [A settled iteration] in src/replay/replay.c: speech recognition
   # with a beam at 4x over pcie5 repeats a cycle of three iterations once

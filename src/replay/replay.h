@@ -24,8 +24,9 @@
 
 #define LMS__REPLAY_MAX_ITERS 64
 /* `iterations` for a replay that runs until two iterations in a row agree
- * (Note [A settled iteration] in replay.c), from the third, at most the
- * most below. */
+ * and the last ends as it began, or a plateau or a cycle of them (Note [A
+ * settled iteration] in replay.c), from the third, at most the most
+ * below. */
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
 #define LMS__REPLAY_SETTLE_MAX 48
