@@ -105,10 +105,11 @@ static unsigned acquire_flags(unsigned access) {
  * Time and bytes agreeing is not enough: an iteration that begins with
  * more of what it needs soon on the device than it leaves to the next
  * runs faster than its steady state, and the next ones can agree with it
- * while they spend what it left.  Streaming inference at 4x over pcie3
- * (48 weight blocks, room for 12 beside a step's own) took 145.6 ms five
- * iterations in a row, bringing in 35 blocks each with 13 on the device
- * at each end, and 153.8 ms from the eighth after on; no iteration that
+ * while they spend what it left.  Streaming inference under a quarter
+ * of its chunks' bytes over pcie3 (48 weight blocks, room for 12 beside
+ * a step's own) took 145.6 ms five iterations in a row, bringing in 35
+ * blocks each with 13 on the device at each end, then 149.7 and 153.8
+ * for seventeen: a cycle of 23 averaging 151.8 ms.  No iteration that
  * repeats can bring in under 35.5 blocks there (the programme of
  * bench/workloads/lp_bound.py, whose least time, 146.3 ms, the 145.6 beat;
  * tests/lp_bound_test.py).  So the iteration that settles, or the cycle,
