@@ -12,44 +12,53 @@ which no schedule can.  This programme asks that: one linear programme
 over the whole cycle, every chunk's state at every step.
 
 For step t, "window t" runs from the start of t's compute to the start of
-t+1's, and lasts T(t) >= the step's compute.  For each chunk c alive at
-t: x(c,t), the fraction of its bytes on the device and valid when t's
+t+1's, and lasts T(t) >= c(t), the step's compute.  For each chunk c alive
+at t: x(c,t), the fraction of its bytes on the device and valid when t's
 compute starts, and h(c,t), the fraction with a valid copy in host memory;
-in(c,t) and out(c,t), the fractions copied each way in window t.  Then:
+its copies in window t are p(c,t) in and op(c,t) out while t computes,
+q(c,t) in and oq(c,t) out after; y(c,t) is what is on the device when
+t's compute ends.  Then:
 
   a use that reads has the chunk whole:   x(c,t) = 1
-  room at the start of t:                 sum of t's chunks + sum of the
-                                          others' x(c,t) x size <= C
-  after t (x', h'):  x' = 1 if t uses c, else x;  h' = 0 if t writes c,
-                     else h
-  window t:          x(c,t+1) <= x' + in(c,t)    bytes on the device grow
-                                                 only by copies in
-                     h(c,t+1) <= h' + out(c,t)   on the host, by copies out
-                     in(c,t) <= h(c,t+1),  out(c,t) <= x'
+  room at the start of t, and at the end of its compute:
+                     sum of t's chunks + sum of the others' x(c,t) x size
+                     <= C, and the same with y(c,t)
+  a chunk t does not use:
+                     y <= x + p, op <= x   (what is there grows only by
+                     copies in; only what is there goes out)
+                     x(c,t+1) <= y + q, oq <= y
+                     h(c,t+1) <= h + op + oq,  p + q <= h(c,t+1)
+                     y + h + op >= 1 where its bytes are read later
+  a chunk t reads:   on the device after it; h(c,t+1) <= h + op + oq
+  a chunk t writes:  its new bytes exist once t's compute ends, so
+                     h(c,t+1) <= oq (and no op)
   nothing lost:      x(c,t) + h(c,t) >= 1 where c's bytes are read later
                      before they are overwritten
-  the links:         sum in x size <= H2D rate x T(t), the same out, and
-                     in + out <= the two ways' rate together where the link
-                     has one (pcie5's 87 GB/s)
+  the links:         during the compute, sum of p x size <= H2D rate x c(t),
+                     after it sum of q x size <= H2D rate x (T(t) - c(t)),
+                     the same out, and in + out within the two ways' rate
+                     together where the link has one (pcie5's 87 GB/s)
   minimise           sum of T(t), the state of the persistent chunks
                      the same at the cycle's end as at its start
 
 Any schedule of whole chunks or of pieces gives a solution of it (its
-copies counted in the window they end in, its room at each start of a
-step), so the optimum is a lower bound on any policy's settled iteration;
-and since the programme is linear, the average of k iterations repeating
-a cycle of k is a solution too, so it bounds that average as well.  It
-relaxes: fractions of chunks; room for a copy in flight (counted only
-once it has landed, at the next step's start); the link's latency per
-copy; a chunk's copy out overlapping the step that writes it.  Each only
+copies counted in the part of the window they end in, its room at each
+start and end of a step's compute), so the optimum is a lower bound on
+any policy's settled iteration; and since the programme is linear, the
+average of k iterations repeating a cycle of k is a solution too, so it
+bounds that average as well.  It relaxes: fractions of chunks; the room
+of a copy in flight after a step's compute (counted once it has landed,
+at the next step's start); the link's latency per copy.  Each only
 lowers the optimum.  It can be below `lms sim`'s bound where that one
 counts copies' latencies or rounds the room to whole chunks; the larger
 of the two is a bound.
 
 Rates are the simulated links' (src/core/link.c).  The programme has
-about four variables a step a chunk is alive; scipy's linprog (HiGHS,
+about seven variables a step a chunk is alive; scipy's linprog (HiGHS,
 Debian's python3-scipy) solves the nineteen traces' smaller ones in
-seconds and a million such variables in minutes.
+seconds (ResNet-50's 222 thousand variables in 20 s here) and the
+pipeline stage's 1.7 million in 16 minutes and 4 GB; traces of a million
+chunk-steps and more (the LSTM, speech recognition) are out of its reach.
 
     lp_bound.py TRACE CAPACITY[,CAPACITY..] [--links pcie3,pcie5,..]
                 [--json PATH] [--bytes]
@@ -117,19 +126,28 @@ def read_trace(path):
                 continue
             try:
                 if w[0] == "chunk":
-                    chunks[int(w[1])] = (int(w[2]), w[4] == "persistent")
+                    if len(w) != 5 or w[4] not in ("persistent", "transient"):
+                        raise ValueError(w[0])
+                    size = int(w[2])
+                    if size < 1:
+                        raise ValueError(w[2])
+                    chunks[int(w[1])] = (size, w[4] == "persistent")
                 elif w[0] in ("step", "refs"):
                     refs = w[3:] if w[0] == "step" else w[1:]
                     if w[0] == "step":
+                        if int(w[1]) < 0:
+                            raise ValueError(w[1])
                         steps.append((int(w[1]), []))
                     for r in refs:
                         mode, cid = r.split(":")
+                        if mode not in ("r", "w", "rw") or int(cid) not in chunks:
+                            raise ValueError(r)
                         steps[-1][1].append((mode, int(cid)))
                 else:
                     raise ValueError(w[0])
             except (ValueError, IndexError):
-                fail("%s:%d: not a line of an lms trace (`lms sim` reads "
-                     "it and says why)" % (path, no))
+                fail("%s:%d: not a line of an lms trace this programme reads "
+                     "(`lms sim` reads it and says why)" % (path, no))
     if not steps:
         fail("%s: no step" % path)
     return chunks, steps
@@ -366,6 +384,11 @@ def main():
         ap.add_argument("--json")
         a = ap.parse_args()
         sys.exit(against(a.against, a.traces, a.json))
+    for a in sys.argv[1:]:  # argparse would take "-5GiB" for an option
+        if re.match(r"-[0-9.]", a):
+            fail("capacity '%s' is not accepted; accepted: bytes, or a "
+                 "number with B, KiB, MiB, GiB, KB, MB or GB, more than 0"
+                 % a)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
     ap.add_argument("capacities")
