@@ -113,6 +113,29 @@ def by_hand(tmp):
           "a step over the capacity is said to be so")
 
 
+def bad_input(tmp):
+    tool = os.path.join(HERE, "..", "bench", "workloads", "lp_bound.py")
+    good = os.path.join(tmp, "read.trace")
+    bad = os.path.join(tmp, "bad.trace")
+    with open(bad, "w") as f:
+        f.write("lms-trace 1\nchunk 0 4096 a persistent\nstep 10 s r:7\n")
+    # (arguments, what the message names, whether it says what is accepted)
+    for args, want, accepted in (
+            ([good, "0"], "capacity '0'", True),
+            ([good, "-5GiB"], "capacity '-5GiB'", True),
+            ([good, "4furlongs"], "capacity '4furlongs'", True),
+            ([good, "1GiB", "--links", "pcie9"], "'pcie9'", True),
+            ([bad, "1GiB"], "bad.trace:3", False),
+            ([os.path.join(tmp, "none.trace"), "1GiB"], "none.trace", False),
+            (["--against", bad, good], "not a sweep", False)):
+        p = subprocess.run([sys.executable, tool] + args,
+                           capture_output=True, text=True)
+        check(p.returncode == 2 and want in p.stderr and
+              (not accepted or "accepted" in p.stderr),
+              "lp_bound.py %s: exit %d, %s" % (" ".join(args), p.returncode,
+                                               p.stderr.strip()))
+
+
 def against_sim(lms, tmp):
     gen = os.path.join(HERE, "..", "bench", "workloads", "gen_traces.py")
     subprocess.run([sys.executable, gen, tmp], check=True,
@@ -155,6 +178,7 @@ def main():
         sys.exit("usage: lp_bound_test.py LMS")
     with tempfile.TemporaryDirectory() as tmp:
         by_hand(tmp)
+        bad_input(tmp)
         against_sim(sys.argv[1], tmp)
     print("%d failed" % failures)
     sys.exit(1 if failures else 0)
