@@ -1947,6 +1947,13 @@ static lms_status_t settle_declared(lms__plan_t *p);
  * only the plan by end: where that one cannot be built after the spread
  * plans ran (host memory short by then), they have run all the same
  * (planned::the_window_starts_over_after_any_plan).
+ * Those settled figures were each run's first two alike iterations.
+ * Settled as Note [A settled iteration] in replay/replay.c now asks (the
+ * same chunks on the device at both ends, or six alike), the decoder at
+ * 2x over pcie3 and nvlink2 settles at 950.1 and 178.0 ms, 3.6 % and 4.8 %
+ * slower than on trial, with the window starting over: which layers stay
+ * turns from one iteration to the next, and the trial's six iterations
+ * see a stretch of that (bench/results/2026-12-02-sim-settled.md).
  * Cost: once a trial, the device's bytes out and back in. */
 static lms_status_t back_to_the_window(lms__plan_t *p) {
   p->window_back = 0;
