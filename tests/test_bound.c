@@ -929,8 +929,9 @@ Test(settle, iterations_that_take_turns_are_settled) {
 
 /* Iterations whose time and bytes agree but which leave other chunks on
  * the device than they found may be spending what an earlier one left,
- * not repeating (streaming inference at 4x over pcie3 ran 145.6 ms five
- * times so, then 153.8): not settled, for one iteration or a cycle of k,
+ * not repeating (streaming inference under a quarter of its chunks'
+ * bytes over pcie3 ran 145.6 ms five times so, then 149.7 and 153.8):
+ * not settled, for one iteration or a cycle of k,
  * until an iteration (or the cycle) ends where it began, or a plateau of
  * LMS__REPLAY_PLATEAU iterations agree. */
 Test(settle, iterations_that_move_the_residency_are_not_settled) {

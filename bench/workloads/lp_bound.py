@@ -88,8 +88,6 @@ LINKS = {  # H2D GB/s, D2H GB/s, both ways together (0: the sum)
     "c2c": (360.0, 297.0, 0.0),
 }
 
-METHOD = "highs"
-
 SUFFIX = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
           "KB": 10**3, "MB": 10**6, "GB": 10**9}
 
@@ -187,7 +185,7 @@ def build(chunks, steps):
     return model
 
 
-def solve(model, steps, cap, link, objective, detail=False):
+def solve(model, steps, cap, link, objective):
     import numpy as np
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
@@ -229,12 +227,9 @@ def solve(model, steps, cap, link, objective, detail=False):
     wout = [[] for _ in range(n)]
     scale = float(cap)  # sizes in capacities keep the matrix well scaled
     cb = 1.0 if objective == "bytes" else 0.0
-    states = []
     for size, cyclic, alive, mode_at, live in model:
         s = size / scale
         x, h = {}, {}
-        ins = {}
-        states.append((x, h, ins))
         for t in alive:
             m = mode_at.get(t)
             if m is not None:
@@ -260,7 +255,6 @@ def solve(model, steps, cap, link, objective, detail=False):
                 y = var(0.0, 1.0)
                 cin[t].append((p, s))
                 win[t].append((q, s))
-                ins[t] = (p, q)
                 cout[t].append((op, s))
                 busy[t].append((y, s))
                 le([(y, 1.0), (x[t], -1.0), (p, -1.0)], 0.0)
@@ -304,7 +298,7 @@ def solve(model, steps, cap, link, objective, detail=False):
                    -rboth * c / scale)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nv)).tocsr()
     res = linprog(np.array(cost), A_ub=a, b_ub=np.array(rhs),
-                  bounds=list(zip(lb, ub)), method=METHOD)
+                  bounds=list(zip(lb, ub)), method="highs")
     if res.status != 0:
         raise RuntimeError("HiGHS: %s" % res.message)
     xs = res.x
@@ -313,14 +307,8 @@ def solve(model, steps, cap, link, objective, detail=False):
                    for v, s in cin[t] + win[t]) * scale
     bytes_out = sum(xs[v] * s for t in range(n)
                     for v, s in cout[t] + wout[t]) * scale
-    r = {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
-         "variables": nv, "rows": nrow}
-    if detail:  # each step's time, each chunk's fraction on the device
-        r["step_ns"] = [xs[v] for v in T]
-        r["x"] = [{t: xs[v] for t, v in x.items()} for x, _, _ in states]
-        r["in"] = [{t: xs[p] + xs[q] for t, (p, q) in i.items()}
-                   for _, _, i in states]
-    return r
+    return {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
+            "variables": nv, "rows": nrow}
 
 
 def against(sweep, traces, json_out):

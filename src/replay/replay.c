@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/ctx.h"
+#include "core/hash.h"
 
 double lms__replay_hit_rate(const lms__replay_iter_t *it) {
   uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
@@ -34,21 +35,14 @@ static uint64_t prefetches_open(lms_ctx_t *ctx) {
 
 /* Note [A settled iteration]: where the device's copies are, as a number
  * that two ends of iterations share only when the same chunks (and
- * pieces) are on the device, each as dirty and as prefetched: a sum over
- * them, so independent of the order of the list. */
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
+ * pieces) are on the device, each as dirty and as prefetched: a sum of
+ * their mixed serials, so independent of the order of the list. */
 static uint64_t residency(lms_ctx_t *ctx) {
   uint64_t h = 0;
   for (const lms_chunk_t *c = ctx->swap.all; c != NULL; c = c->all_next)
     if (c->dptr != NULL)
-      h += mix64(c->serial * 4u + (c->dirty != 0) * 2u +
-                 (c->prefetched != 0));
+      h += lms__mix64(c->serial * 4u + (c->dirty != 0) * 2u +
+                        (c->prefetched != 0));
   return h;
 }
 
