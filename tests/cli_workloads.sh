@@ -70,14 +70,16 @@ if [ -n "$py" ]; then
   # 2026-11-29-sim-dense-on-trial.md), and LoRA fine-tuning, speech
   # recognition with a beam, a pipeline stage's one-forward-one-backward
   # order and EfficientNet-B0's training (bench/results/
-  # 2026-11-29-sim-lora-whisper.md).
+  # 2026-11-29-sim-lora-whisper.md).  A 1.1B decoder's decoding step
+  # joined untuned (bench/results/2026-12-02-sim-victims.md).
   # The trace paths have no spaces: $traces is split on purpose.
   traces="$dir/oddsizes.trace $dir/stream.trace $dir/resnet50.trace
           $dir/gpt2-medium.trace $dir/random4k.trace $dir/vgg16.trace
           $dir/llama-decode.trace $dir/dlrm.trace $dir/gpt-mixed.trace
           $dir/moe-decode.trace $dir/unet2d.trace $dir/lstm.trace
           $dir/vit-accum.trace $dir/sd-infer.trace $dir/lora-7b.trace
-          $dir/whisper-beam.trace $dir/pp-1f1b.trace $dir/effnet.trace"
+          $dir/whisper-beam.trace $dir/pp-1f1b.trace $dir/effnet.trace
+          $dir/tinyllama-decode.trace"
   # Known: the 7B decoder at 4x and 10x over every link, where the window,
   # kept on trial at 310.9 ms (4x over pcie5), goes on to wander (which
   # layers stay turns from one iteration to the next) and settles at

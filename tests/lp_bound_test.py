@@ -80,6 +80,18 @@ def by_hand(tmp):
         got = lp(p, C, link)["ns"]
         check(close(got, want), "two chunks read in turn over %s: %.0f ns, "
               "by hand %.0f" % (link, got, want))
+    # Kept whole, neither fits beside the other (1.2 C): each comes in
+    # whole after the step before its use has computed.
+    for link in ("pcie3", "c2c"):
+        rin = lp_bound.LINKS[link][0]
+        want = 2 * c + 2 * s / rin
+        chunks, steps = lp_bound.read_trace(p)
+        r = lp_bound.solve(lp_bound.build(chunks, steps), steps, C, link,
+                           "time", whole=True, limit=60)
+        check(r["optimal"] and close(r["ns"], want) and
+              close(r["proved_ns"], want),
+              "the same kept whole over %s: %.0f ns (proved %.0f), by hand "
+              "%.0f" % (link, r["ns"], r["proved_ns"], want))
     # The same chunks written in turn: a third of each goes home after its
     # step and a third of the other comes in, both ways at once; over pcie5
     # the two together move at 87 GB/s, not 55 + 53.
@@ -125,6 +137,10 @@ def bad_input(tmp):
             ([good, "-5GiB"], "capacity '-5GiB'", True),
             ([good, "4furlongs"], "capacity '4furlongs'", True),
             ([good, "1GiB", "--links", "pcie9"], "'pcie9'", True),
+            ([good, "1GiB", "--whole", "--time-limit", "0"],
+             "--time-limit: '0'", True),
+            ([good, "1GiB", "--whole", "--time-limit", "soon"],
+             "--time-limit: 'soon'", True),
             ([bad, "1GiB"], "bad.trace:3", False),
             ([os.path.join(tmp, "none.trace"), "1GiB"], "none.trace", False),
             (["--against", bad, good], "not a sweep", False)):
@@ -173,6 +189,33 @@ def against_sim(lms, tmp):
                                                    for p, ns in runs)))
 
 
+def whole_against_sim(lms, tmp):
+    """Kept whole, the 1.1B decoder's step at a quarter of its bytes over
+    pcie5: the least time HiGHS proves in 30 s may not be beaten by a run
+    of whole chunks, and is no less than the programme in part."""
+    path = os.path.join(tmp, "tinyllama-decode.trace")
+    chunks, steps = lp_bound.read_trace(path)
+    model = lp_bound.build(chunks, steps)
+    cap = sum(sz for sz, _ in chunks.values()) // 4
+    part = lp_bound.solve(model, steps, cap, "pcie5", "time")
+    whole = lp_bound.solve(model, steps, cap, "pcie5", "time", whole=True,
+                           limit=30)
+    out = subprocess.run(
+        [lms, "--gpu-limit", "%dB" % cap, "sim", path, "--links", "pcie5",
+         "--policies", "schedule,lru", "--json", "-", "--quiet"],
+        check=True, capture_output=True, text=True).stdout
+    runs = [(row["policy"], row["iteration_ns"])
+            for row in json.loads(out)["runs"]]
+    least = min(ns for _, ns in runs)
+    check(part["ns"] <= whole["proved_ns"] * (1 + 1e-6) and
+          whole["proved_ns"] <= whole["ns"] * (1 + 1e-6) and
+          whole["proved_ns"] <= least * (1 + 1e-6),
+          "tinyllama-decode at 1/4 over pcie5 kept whole: proved %.2f ms "
+          "(found %.2f; in part %.2f), runs %s"
+          % (whole["proved_ns"] / 1e6, whole["ns"] / 1e6, part["ns"] / 1e6,
+             ", ".join("%s %.2f" % (p, ns / 1e6) for p, ns in runs)))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: lp_bound_test.py LMS")
@@ -180,6 +223,7 @@ def main():
         by_hand(tmp)
         bad_input(tmp)
         against_sim(sys.argv[1], tmp)
+        whole_against_sim(sys.argv[1], tmp)
     print("%d failed" % failures)
     sys.exit(1 if failures else 0)
 

@@ -4,7 +4,7 @@
     bench/workloads/gen_traces.py OUTDIR
 
 Each is a shape of a program people run, from its architecture, with
-fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modelled device speed
+fp32 sizes (fp16 for the decoders) and compute times from FLOP counts at a modelled device speed
 (TFLOPS below); none is fitted to anything lms prints:
 
   gpt2-medium.trace   a GPT-2 medium training step (24 layers, d 1024,
@@ -80,6 +80,13 @@ fp32 sizes (fp16 for the decoder) and compute times from FLOP counts at a modell
                       the one-forward-one-backward order: each micro-
                       batch's activations live from its forward to its
                       backward, first in, first out, up to four at once
+  tinyllama-decode.trace  one decoding step of a 1.1B decoder in fp16
+                      (22 layers, d 2048, grouped-query attention with 4
+                      key-value heads of 32, batch 16, 4096 tokens): the
+                      7B decoder's loop at a sixth of its bytes, each
+                      layer's cache (67 MB) beside its MLP's weight (69
+                      MB) and attention's (19 MB), each step as long as
+                      device memory takes to read what it touches
   effnet.trace        EfficientNet-B0's training step at 224^2, batch 128,
                       SGD with momentum: inverted bottlenecks whose
                       expanded activations (up to 616 MB) dwarf the 21 MB
@@ -423,6 +430,37 @@ def llama_decode():
     logits = t.chunk(b * 32000 * F4, "logits")
     t.step(2 * b * 32000 * d, "lm_head", ("r", x), ("r", head),
            ("w", logits))
+    t.step(1e5, "sample", ("r", logits))
+    return t
+
+
+def tinyllama_decode():
+    """A 1.1B decoder's decoding step (TinyLlama's shape: 22 layers, d
+    2048, MLP 5632, 32 query heads and 4 key-value heads of 64) in fp16,
+    batch 16 at 4096 tokens of context.  A step takes the longer of its
+    FLOPs and device memory reading its weights and cache."""
+    layers, d, ff, kvd, b, ctx, F2 = 22, 2048, 5632, 256, 16, 4096, 2
+    t = Trace("tinyllama1b-decode-b16-ctx4096")
+    x = t.chunk(b * d * F2, "token")
+    t.step(1e5, "embed", ("w", x))
+    for i in range(layers):
+        wa = (2 * d * d + 2 * d * kvd) * F2
+        wm = 3 * d * ff * F2
+        wkv = 2 * b * ctx * kvd * F2
+        attn = t.chunk(wa, f"l{i}.attn.w", True)
+        mlp = t.chunk(wm, f"l{i}.mlp.w", True)
+        kv = t.chunk(wkv, f"l{i}.kv", True)
+        a = t.chunk(b * d * F2, f"l{i}.attn.out")
+        y = t.chunk(b * d * F2, f"l{i}.out")
+        t.step(max(b * wa + 4 * b * ctx * d, mem(wa + 2 * wkv)),
+               f"l{i}.attn", ("r", x), ("r", attn), ("rw", kv), ("w", a))
+        t.step(max(b * wm, mem(wm)), f"l{i}.mlp", ("r", a), ("r", mlp),
+               ("w", y))
+        x = y
+    head = t.chunk(32000 * d * F2, "lm_head.w", True)
+    logits = t.chunk(b * 32000 * F4, "logits")
+    t.step(max(2 * b * 32000 * d, mem(32000 * d * F2)), "lm_head",
+           ("r", x), ("r", head), ("w", logits))
     t.step(1e5, "sample", ("r", logits))
     return t
 
@@ -1204,7 +1242,8 @@ def effnet():
 
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
-             "vgg16": vgg16, "llama-decode": llama_decode, "dlrm": dlrm,
+             "vgg16": vgg16, "llama-decode": llama_decode,
+             "tinyllama-decode": tinyllama_decode, "dlrm": dlrm,
              "gpt-mixed": gpt_mixed, "moe-decode": moe_decode,
              "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
              "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer,

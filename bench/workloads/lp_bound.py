@@ -61,12 +61,19 @@ pipeline stage's 1.7 million in 16 minutes and 4 GB; traces of a million
 chunk-steps and more (the LSTM, speech recognition) are out of its reach.
 
     lp_bound.py TRACE CAPACITY[,CAPACITY..] [--links pcie3,pcie5,..]
-                [--json PATH] [--bytes]
+                [--json PATH] [--bytes] [--whole [--time-limit S]]
     lp_bound.py --against SWEEP.json TRACE.. [--json PATH]
 
 CAPACITY is in bytes (as `lms sim --json` prints it) or with a suffix
 (MiB, GiB, MB, GB).  --bytes also prints the fewest bytes in, the
-programme minimising them instead of time.  --against takes the runs of
+programme minimising them instead of time.  --whole also solves it with
+every chunk taking its whole size of the room wherever any of it is on
+the device (a 0-or-1 variable beside each fraction: an integer
+programme, scipy's milp), the bound for schedules of whole chunks, which
+pieces can beat; it says how much of a run's distance from the bound is
+the chunks' size.  HiGHS stops after --time-limit seconds (60) with the
+least time it has proved, printed, and the best schedule it found.
+--against takes the runs of
 a sweep (bench/workloads/sweep.py --json) of the traces given, solves the
 programme at each run's capacity and link, and prints each policy's
 settled iteration over the larger of the two bounds; a run faster than
@@ -185,7 +192,7 @@ def build(chunks, steps):
     return model
 
 
-def solve(model, steps, cap, link, objective):
+def solve(model, steps, cap, link, objective, whole=False, limit=None):
     import numpy as np
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix
@@ -193,15 +200,25 @@ def solve(model, steps, cap, link, objective):
     n = len(steps)
     rin, rout, rboth = LINKS[link]
     nv = 0
-    lb, ub, cost = [], [], []
+    lb, ub, cost, integral = [], [], [], []
 
-    def var(lo, hi, c=0.0):
+    def var(lo, hi, c=0.0, z=0):
         nonlocal nv
         lb.append(lo)
         ub.append(hi)
         cost.append(c)
+        integral.append(z)
         nv += 1
         return nv - 1
+
+    def held(v):
+        """What v takes of the room: itself, or with --whole a 0-or-1
+        that is 1 wherever any of it is on the device."""
+        if not whole:
+            return v
+        z = var(0.0, 1.0, 0.0, 1)
+        le([(v, 1.0), (z, -1.0)], 0.0)
+        return z
 
     T = [var(float(steps[t][0]), None, 1.0 if objective == "time" else 0.0)
          for t in range(n)]
@@ -237,7 +254,7 @@ def solve(model, steps, cap, link, objective):
             x[t] = var(1.0 if m in ("r", "rw") else 0.0, 1.0)
             h[t] = var(0.0, 1.0)
             if m is None:
-                room[t].append((x[t], s))
+                room[t].append((held(x[t]), s))
                 if live[t]:
                     le([(x[t], -1.0), (h[t], -1.0)], -1.0)
         windows = alive if cyclic else alive[:-1]
@@ -256,7 +273,7 @@ def solve(model, steps, cap, link, objective):
                 cin[t].append((p, s))
                 win[t].append((q, s))
                 cout[t].append((op, s))
-                busy[t].append((y, s))
+                busy[t].append((held(y), s))
                 le([(y, 1.0), (x[t], -1.0), (p, -1.0)], 0.0)
                 le([(op, 1.0), (x[t], -1.0)], 0.0)
                 le([(x[t1], 1.0), (y, -1.0), (q, -1.0)], 0.0)
@@ -297,18 +314,41 @@ def solve(model, steps, cap, link, objective):
                 le(win[t] + wout[t] + [(T[t], -rboth / scale)],
                    -rboth * c / scale)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nv)).tocsr()
-    res = linprog(np.array(cost), A_ub=a, b_ub=np.array(rhs),
-                  bounds=list(zip(lb, ub)), method="highs")
-    if res.status != 0:
-        raise RuntimeError("HiGHS: %s" % res.message)
+    gap = None
+    if whole:
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        hi = np.array([np.inf if u is None else u for u in ub])
+        opts = {"time_limit": limit} if limit else {}
+        res = milp(np.array(cost), integrality=np.array(integral),
+                   bounds=Bounds(np.array(lb), hi),
+                   constraints=LinearConstraint(a, -np.inf, np.array(rhs)),
+                   options=opts)
+        if res.x is None:
+            raise RuntimeError("HiGHS: %s" % res.message)
+        # Stopped at the time limit: the best bound proved, not the
+        # incumbent, is what no schedule can beat.
+        gap = getattr(res, "mip_gap", None)
+        dual = getattr(res, "mip_dual_bound", None)
+    else:
+        res = linprog(np.array(cost), A_ub=a, b_ub=np.array(rhs),
+                      bounds=list(zip(lb, ub)), method="highs")
+        if res.status != 0:
+            raise RuntimeError("HiGHS: %s" % res.message)
     xs = res.x
     ns = sum(xs[v] for v in T)
     bytes_in = sum(xs[v] * s for t in range(n)
                    for v, s in cin[t] + win[t]) * scale
     bytes_out = sum(xs[v] * s for t in range(n)
                     for v, s in cout[t] + wout[t]) * scale
-    return {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
-            "variables": nv, "rows": nrow}
+    out = {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
+           "variables": nv, "rows": nrow}
+    if whole:
+        # The least time proved; the schedule found (ns) is no bound
+        # unless HiGHS proved it optimal.
+        out["proved_ns"] = dual if dual is not None and res.status != 0 \
+            else ns
+        out["optimal"] = res.status == 0
+    return out
 
 
 def against(sweep, traces, json_out):
@@ -383,7 +423,16 @@ def main():
     ap.add_argument("--links", default="pcie3,pcie5,nvlink2,c2c")
     ap.add_argument("--json")
     ap.add_argument("--bytes", action="store_true")
+    ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--time-limit", default="60")
     args = ap.parse_args()
+    try:
+        limit = float(args.time_limit)
+        if not 0 < limit <= 86400:
+            raise ValueError
+    except ValueError:
+        fail("--time-limit: '%s' is not accepted; accepted: seconds above "
+             "0, up to 86400" % args.time_limit)
     links = args.links.split(",")
     for l in links:
         if l not in LINKS:
@@ -408,6 +457,13 @@ def main():
             if args.bytes:
                 rb = solve(model, steps, cap, l, "bytes")
                 row["lp_min_bytes_h2d"] = rb["bytes_h2d"]
+            if args.whole:
+                t1 = time.time()
+                rw = solve(model, steps, cap, l, "time", True, limit)
+                row.update({"whole_proved_ns": rw["proved_ns"],
+                            "whole_found_ns": rw["ns"],
+                            "whole_optimal": rw["optimal"],
+                            "whole_seconds": time.time() - t1})
             out.append(row)
             print("%-28s %14d %-8s %10.1f ms  in %7.3f GB  out %7.3f GB%s"
                   "  (%d variables, %.1f s)"
@@ -416,6 +472,14 @@ def main():
                      "  fewest in %.3f GB" % (row["lp_min_bytes_h2d"] / 1e9)
                      if args.bytes else "", r["variables"], row["seconds"]),
                   flush=True)
+            if args.whole:
+                print("%-28s %14s %-8s %10.1f ms  with whole chunks%s"
+                      % ("", "", "", row["whole_proved_ns"] / 1e6,
+                         "" if row["whole_optimal"] else
+                         " (proved in %.0f s; the best schedule found "
+                         "%.1f ms)" % (row["whole_seconds"],
+                                       row["whole_found_ns"] / 1e6)),
+                      flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

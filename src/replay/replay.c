@@ -7,6 +7,7 @@
 
 #include "api/ctx.h"
 #include "core/hash.h"
+#include "core/log.h"
 
 double lms__replay_hit_rate(const lms__replay_iter_t *it) {
   uint64_t need = it->prefetch_hits + it->prefetch_late + it->demand_misses;
@@ -382,6 +383,10 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     ir->time_ns = lms_now_ns(ctx) - t0;
     ir->residency = residency(ctx);
     out->iterations = it + 1;
+    LMS_LOG(DEBUG, GRAPH, "iteration %d: %.3f ms, %.3f GB in, %.3f GB out, "
+            "residency %016llx", it, (double)ir->time_ns / 1e6,
+            (double)ir->bytes_h2d / 1e9, (double)ir->bytes_d2h / 1e9,
+            (unsigned long long)ir->residency);
     /* Not while the ways to look ahead are on trial (Note [Ways to look
      * ahead, measured] in graph/plan.c). */
     lms__plan_info_t now;
