@@ -4,6 +4,7 @@
  * workloads and on random programs, at several capacities and links. */
 #include <criterion/criterion.h>
 #include "check.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -819,33 +820,48 @@ Test(bound, never_above_a_policy_on_long_programs, .timeout = 600) {
 
 /* ---- Settled iterations (Note [A settled iteration] in replay.c) ------ */
 
-/* A run that never settles reports the iteration of median time among
- * its last eight: a whole one (its bytes with its time), not the last. */
-Test(settle, an_unsettled_run_reports_its_median_iteration) {
+/* A run that never settles reports the iteration nearest the mean time
+ * of the later half of those since its trial ended, at least the last
+ * eight: a whole one (its bytes with its time), not the last, and over a
+ * cycle longer than eight its mean, not a stretch of it. */
+Test(settle, an_unsettled_run_reports_the_iteration_nearest_its_mean) {
   static lms__replay_result_t r;
-  for (int n = 1; n <= 20; n++) {
-    memset(&r, 0, sizeof r);
-    r.iterations = n;
-    for (int i = 0; i < n; i++) {
-      r.iter[i].time_ns = (uint64_t)((i * 7919) % 1000 + 1);
-      r.iter[i].bytes_h2d = (uint64_t)i;
-    }
-    int m = n < 8 ? n : 8;
-    uint64_t t[8];
-    for (int i = 0; i < m; i++) t[i] = r.iter[n - m + i].time_ns;
-    for (int i = 1; i < m; i++)
-      for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-        uint64_t x = t[j];
-        t[j] = t[j - 1];
-        t[j - 1] = x;
+  for (int n = 1; n <= 40; n++) {
+    for (int first = -1; first < n; first += 3) {
+      memset(&r, 0, sizeof r);
+      r.iterations = n;
+      for (int i = 0; i < n; i++) {
+        r.iter[i].time_ns = (uint64_t)((i * 7919) % 1000 + 1);
+        r.iter[i].bytes_h2d = (uint64_t)i;
       }
-    lms__replay_iter_t got = r.iter[lms__replay_median_index(&r)];
-    cr_assert(eq(u64, got.time_ns, t[(m - 1) / 2]), "n %d", n);
-    /* The same iteration's bytes, and one of the last eight. */
-    int k = (int)got.bytes_h2d;
-    cr_assert(ge(int, k, n - m), "n %d", n);
-    cr_assert(eq(u64, r.iter[k].time_ns, got.time_ns), "n %d", n);
+      int from = first >= 0 ? first + (n - first) / 2 : n;
+      if (from > n - 8) from = n - 8;
+      if (from < 0) from = 0;
+      double mean = 0.0;
+      for (int i = from; i < n; i++) mean += (double)r.iter[i].time_ns;
+      mean /= (double)(n - from);
+      int k = lms__replay_unsettled_index(&r, first);
+      cr_assert(ge(int, k, from), "n %d first %d", n, first);
+      cr_assert(lt(int, k, n), "n %d first %d", n, first);
+      /* The same iteration's bytes with its time. */
+      cr_assert(eq(u64, r.iter[k].bytes_h2d, (uint64_t)k));
+      double dk = fabs((double)r.iter[k].time_ns - mean);
+      for (int i = from; i < n; i++)
+        cr_assert(le(dbl, dk, fabs((double)r.iter[i].time_ns - mean)),
+                  "n %d first %d: iteration %d is nearer the mean than %d",
+                  n, first, i, k);
+    }
   }
+  /* A cycle of twelve after a trial ending at 4: eight fast iterations,
+   * one of 1300 and three slow.  The last eight's median is a fast one
+   * (1000); the tail's mean is 1300. */
+  memset(&r, 0, sizeof r);
+  r.iterations = 48;
+  for (int i = 0; i < 48; i++)
+    r.iter[i].time_ns = i % 12 < 8 ? 1000 : i % 12 == 8 ? 1300 : 2000;
+  int k = lms__replay_unsettled_index(&r, 4);
+  cr_assert(eq(u64, r.iter[k].time_ns, 1300), "%llu",
+            (unsigned long long)r.iter[k].time_ns);
 }
 
 /* Two iterations in a row that agree are settled, once the trial is

@@ -378,8 +378,9 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
                "copies each part must hold when the iteration is cut at one "
                "step, or its cycle at two steps or more); "
                "hit%%: prefetch hits over acquires that needed data brought "
-               "in; it: iterations run (! : not settled; the iteration of median "
-               "time among the last eight shown)\n");
+               "in; it: iterations run (! : not settled; the iteration nearest "
+               "the mean time of the later half since the trial, at least "
+               "the last eight, shown)\n");
   if (nshared > 0) {
     lms__simcmd_print_shared_header(out, a.gpus_per_link,
                                     a.link_group[0] != '\0');

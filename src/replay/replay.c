@@ -159,23 +159,35 @@ int lms__replay_steady(const lms__replay_result_t *r, int first) {
 /* Note [A settled iteration] continued: a run that never settles (the
  * adaptive window swinging from one iteration to the next: random 4 KiB
  * chunks at 2x over NVLink-C2C read 1.09 to 1.63 of the lower bound at
- * iterations 12 to 32) is measured by the iteration of median time among
- * its last eight, a whole iteration whose bytes and time go together,
- * rather than by wherever the swing stopped. */
-int lms__replay_median_index(const lms__replay_result_t *out) {
-  enum { LAST = 8 };
-  int n = out->iterations < LAST ? out->iterations : LAST;
-  int idx[LAST];
-  for (int i = 0; i < n; i++) idx[i] = out->iterations - n + i;
-  for (int i = 1; i < n; i++) /* by time */
-    for (int j = i; j > 0 &&
-                    out->iter[idx[j]].time_ns < out->iter[idx[j - 1]].time_ns;
-         j--) {
-      int t = idx[j];
-      idx[j] = idx[j - 1];
-      idx[j - 1] = t;
-    }
-  return idx[(n - 1) / 2];
+ * iterations 12 to 32; a decoder's window turning which layers stay, in
+ * a cycle about as long as its layers are many) is measured by a whole
+ * iteration, whose bytes and time go together, rather than by wherever
+ * the swing stopped: the one nearest the mean time of its tail, the
+ * later half of the iterations since the trial ended (at least the last
+ * UNSETTLED_TAIL, or all).  It was the median of the last eight, which
+ * where iterations swing unevenly is no mean of them: LRU on speech
+ * recognition with a beam at 2x over NVLink-C2C swings between 320 and
+ * 581 ms an iteration; the median of its last eight was 387.4 ms, where
+ * the later half of its iterations averaged 457, and it now reports
+ * 454.9 (bench/results/2026-12-02-sim-victims.md). */
+#define UNSETTLED_TAIL 8
+
+int lms__replay_unsettled_index(const lms__replay_result_t *out, int first) {
+  int n = out->iterations;
+  if (n <= 0) return 0;
+  int from = first >= 0 && first < n ? first + (n - first) / 2 : n;
+  if (from > n - UNSETTLED_TAIL) from = n - UNSETTLED_TAIL;
+  if (from < 0) from = 0;
+  double mean = 0.0;
+  for (int i = from; i < n; i++) mean += (double)out->iter[i].time_ns;
+  mean /= (double)(n - from);
+  int best = n - 1;
+  for (int i = n - 1; i >= from; i--) {
+    double d = (double)out->iter[i].time_ns - mean,
+           b = (double)out->iter[best].time_ns - mean;
+    if ((d < 0 ? -d : d) < (b < 0 ? -b : b)) best = i;
+  }
+  return best;
 }
 
 /* The one replay loop; tl, when given, records the last iteration. */
@@ -402,7 +414,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     }
   }
   out->measured = measured >= 0 ? measured : out->iterations - 1;
-  if (out->settled == 0) out->measured = lms__replay_median_index(out);
+  if (out->settled == 0)
+    out->measured = lms__replay_unsettled_index(out, first);
   out->last = out->iter[out->measured];
   out->h2d_gbps = ctx->opts.link.h2d_gbps;
   out->d2h_gbps = ctx->opts.link.d2h_gbps;

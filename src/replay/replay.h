@@ -169,9 +169,10 @@ lms_status_t lms__replay_calibrate(lms__workload_t *w, const lms__opts_t *opts,
  * iteration to measure, or -1. */
 int lms__replay_steady(const lms__replay_result_t *r, int first);
 
-/* The iteration of median time among the last eight of r's (Note [A
- * settled iteration] in replay.c): what an unsettled run reports; its
- * index. */
-int lms__replay_median_index(const lms__replay_result_t *r);
+/* The iteration an unsettled run reports (Note [A settled iteration] in
+ * replay.c), its trial over at iteration `first` (-1: not over): the one
+ * nearest the mean time of the later half of those since, at least the
+ * last eight; its index. */
+int lms__replay_unsettled_index(const lms__replay_result_t *r, int first);
 
 #endif
