@@ -138,7 +138,7 @@ static lms__ahead_in_t input(const period_t *w, uint64_t capacity,
 static void variant(lms__ahead_in_t *in, uint64_t *s) {
   in->spread = (int)rnd_in(s, 0, 1);
   in->in_order = (int)rnd_in(s, 0, 1);
-  in->dense = (int)rnd_in(s, 0, 1);
+  in->dense = (int)rnd_in(s, 0, 2);
   /* Note [Where the cycle is cut]: any step, or the one of several that
    * keeps the most. */
   in->cut = (uint32_t)rnd_in(s, 0, in->period - 1);
@@ -313,6 +313,48 @@ Test(ahead, by_density_a_large_chunk_stays_where_by_end_it_does_not) {
   cr_assert(eq(u64, kept[1], 90));
   cr_assert(eq(u64, late[1], 1));
   cr_assert(eq(int, b_left[1], 0));
+}
+
+/* Note [Whole chunks kept]: a weight W read and a cache K read and
+ * written at step 0 of 4, 10 bytes each, T of 1 byte at every step and a
+ * fresh X of 10 at step 2, under 21 bytes: at step 2 one of the two gaps
+ * (each holding 10 bytes at three steps) has room.  By density alone they
+ * are alike and the one first in the period, W's, stays: K goes home
+ * after step 0, written back, and comes in again.  Counting write-backs
+ * (dense 2) K's gap saves 20 bytes moved kept and W's 10: K stays, and
+ * W, clean, is only brought in. */
+Test(ahead, counting_write_backs_the_dirty_gap_stays) {
+  period_t w;
+  memset(&w, 0, sizeof w);
+  w.p = 4;
+  w.nk = 4;
+  uint64_t size[4] = {1, 10, 10, 10}; /* T, W, K, X */
+  uint8_t lives[4] = {1, 1, 1, 0};
+  memcpy(w.size, size, sizeof size);
+  memcpy(w.lives, lives, sizeof lives);
+  const unsigned R = LMS_ACCESS_READ, RW = LMS_ACCESS_READ | LMS_ACCESS_WRITE,
+                 W = LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
+  struct { uint32_t step, key; unsigned acc; } refs[] = {
+      {0, 0, R}, {0, 1, R}, {0, 2, RW}, {1, 0, R},
+      {2, 0, R}, {2, 3, W}, {3, 0, R}};
+  for (uint32_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+    w.step[i] = refs[i].step;
+    w.key[i] = refs[i].key;
+    w.acc[i] = refs[i].acc;
+  }
+  w.nr = sizeof refs / sizeof refs[0];
+  for (int dense = 1; dense <= 2; dense++) {
+    lms__ahead_in_t in = input(&w, 21, 4);
+    in.dense = dense;
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    /* refs 1 and 2: W's use and K's */
+    cr_assert(eq(int, a.drop[1], dense == 1 ? 0 : 1), "dense %d", dense);
+    cr_assert(eq(int, a.drop[2], dense == 1 ? 1 : 0), "dense %d", dense);
+    cr_assert(eq(u64, a.kept_bytes, 10), "dense %d", dense);
+    cr_assert(eq(u64, a.fetch_bytes, 10), "dense %d", dense);
+    lms__ahead_free(&a);
+  }
 }
 
 /* m blocks, each read once a period at its own step, allocated once; of

@@ -2466,9 +2466,10 @@ Test(planned, bytes_survive_home_before_leaving) {
 Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   const shape_t sh = {.min_size = 64 * KiB, .max_size = 4 * MiB,
                       .transient = 1};
-  static const char *const ways[] = {"window", "plan", "spread", "dense"};
-  uint64_t chose[4] = {0, 0, 0, 0}, chose_late = 0, chose_order = 0;
-  uint64_t tried_dense = 0, tried_late2 = 0, skipped_late = 0;
+  static const char *const ways[] = {"window", "plan", "spread", "dense",
+                                     "dense-w"};
+  uint64_t chose[5] = {0, 0, 0, 0, 0}, chose_late = 0, chose_order = 0;
+  uint64_t tried_dense = 0, tried_late2 = 0, skipped_late = 0, tried_dout = 0;
   uint64_t dense_more = 0;
   for (int k = 0; k < 16; k++) {
     lms__workload_t w;
@@ -2503,13 +2504,15 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                              &res, err);
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
     cr_log_info("%s: window %.3f ms, plan %.3f ms, by density %.3f ms "
-                "(in order %.3f ms), spread plan %.3f ms, in order %.3f ms, "
+                "(in order %.3f ms, counting write-backs %.3f ms), spread "
+                "plan %.3f ms, in order %.3f ms, "
                 "leaving late %.3f ms: %s%s%s after %d iterations, settled "
                 "at %.3f ms", what,
                 (double)info.trial_window_ns / 1e6,
                 (double)info.trial_plan_ns / 1e6,
                 (double)info.trial_dense_ns / 1e6,
                 (double)info.trial_dorder_ns / 1e6,
+                (double)info.trial_dout_ns / 1e6,
                 (double)info.trial_spread_ns / 1e6,
                 (double)info.trial_order_ns / 1e6,
                 (double)info.trial_late_ns / 1e6, res.ahead,
@@ -2525,16 +2528,21 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     cr_assert(gt(u64, sn, 0), "%s", what);
     cr_assert(gt(u64, on, 0), "%s", what);
     /* The kinds of plan: the plan, by density, spread, spread in order,
-     * by density in order (tried only after by density). */
-    uint64_t t[5] = {pn, info.trial_dense_ns ? info.trial_dense_ns
+     * by density in order (tried only after by density), by density
+     * counting write-backs (where it decides otherwise than by
+     * density); bit[] is each one's bit of kind_dirty. */
+    uint64_t t[6] = {pn, info.trial_dense_ns ? info.trial_dense_ns
                                              : UINT64_MAX, sn, on,
                      info.trial_dorder_ns ? info.trial_dorder_ns
-                                          : UINT64_MAX};
-    uint64_t in[5] = {info.trial_plan_in, info.trial_dense_in,
+                                          : UINT64_MAX,
+                     info.trial_dout_ns ? info.trial_dout_ns : UINT64_MAX};
+    uint64_t in[6] = {info.trial_plan_in, info.trial_dense_in,
                       info.trial_spread_in, info.trial_order_in,
-                      info.trial_dorder_in};
+                      info.trial_dorder_in, info.trial_dout_in};
+    static const int bit[6] = {0, 1, 2, 3, 4, 6};
     uint64_t wi = info.trial_window_in;
     tried_dense += t[1] != UINT64_MAX;
+    tried_dout += t[5] != UINT64_MAX;
     cr_assert(eq(int, t[1] == UINT64_MAX, t[4] == UINT64_MAX), "%s", what);
     /* Note [Whole chunks kept] in graph/ahead.c: tried wherever it
      * decides otherwise, whatever the bytes: where the two plans bring in
@@ -2548,17 +2556,17 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                 (unsigned long long)info.end_plan_in);
     dense_more += t[1] != UINT64_MAX && info.dense_plan_in >= info.end_plan_in;
     int b = 1;
-    for (int k = 2; k < 5; k++)
+    for (int k = 2; k < 6; k++)
       if (t[k] < t[b]) b = k;
     if (!(t[b] < pn / 50 * 49)) b = 0;
     int r = -1;
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
       if (k != b && t[k] != UINT64_MAX && (r < 0 || t[k] < t[r])) r = k;
     /* Note [Leaving late]: a plan that sent no dirty chunk away on trial
      * is not tried leaving late; the next fastest is, where the plan
      * chosen was not or did not gain 2 % so. */
-    int db = (info.kind_dirty >> b) & 1,
-        dr = r >= 0 && ((info.kind_dirty >> r) & 1);
+    int db = (info.kind_dirty >> bit[b]) & 1,
+        dr = r >= 0 && ((info.kind_dirty >> bit[r]) & 1);
     if (db) cr_assert(gt(u64, ln, 0), "%s", what);
     else cr_assert(eq(u64, ln, 0), "%s", what);
     skipped_late += !db;
@@ -2581,7 +2589,10 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     int late = late_wins && (c < t[b] / 50 * 49 || !plan_wins);
     int kind = late ? ck : b;
     int way = plan_wins || late
-                  ? (kind == 0 ? 1 : kind == 1 || kind == 4 ? 3 : 2)
+                  ? (kind == 0                ? 1
+                     : kind == 5              ? 4
+                     : kind == 1 || kind == 4 ? 3
+                                              : 2)
                   : 0;
     int in_order = kind == 3 || kind == 4;
     cr_assert(eq(str, res.ahead, (char *)ways[way]), "%s", what);
@@ -2611,6 +2622,7 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
    * density was timed where it plans no fewer bytes than the plan by end
    * (before, it was tried only where it planned fewer). */
   cr_assert(gt(u64, dense_more, 0));
+  cr_assert(gt(u64, tried_dout, 0));
   cr_assert(gt(u64, skipped_late, 0));
   cr_assert(gt(u64, chose[0], 0));
   cr_assert(gt(u64, chose[1], 0));

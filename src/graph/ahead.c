@@ -186,8 +186,22 @@
  * streamed past the levels with much hide their copies; VGG-16 at 4x
  * over pcie5, 1.351 -> 1.244 of the lower bound
  * (bench/results/2026-11-29-sim-dense-on-trial.md).  Its copies in
- * are then ordered by end for step 4.  Cost: a sort of the gaps,
- * O(g log g). */
+ * are then ordered by end for step 4.
+ * Bytes a step are not all a gap saves: one not kept costs its bytes in
+ * and, where its chunk is dirty, its bytes out as well.  A decoder's
+ * key-value caches, read and written at every decoding step, each cost
+ * twice what a weight of their size does to send away; by density alone
+ * the 1.1B decoder at 2x over pcie5 kept weights and wrote 0.20 GB of
+ * caches home an iteration.  Counting write-backs (`dense` 2), a gap
+ * whose first use writes weighs twice: the decoder keeps its caches,
+ * writes nothing home and brings in 1.90 GB against 2.05, 12 % faster
+ * (tested by ahead::counting_write_backs_the_dirty_gap_stays).  Dirty
+ * is guessed from the first use alone (a gap after a read of a chunk
+ * kept since it was written is dirty too), and the guess is not better
+ * everywhere: speech recognition at 2x moves more both ways so
+ * (bench/results/2026-12-02-sim-victims.md).  So it is a way on trial
+ * of its own, tried where it sends a chunk away after other uses than
+ * the plan by density.  Cost: a sort of the gaps, O(g log g). */
 /* Note [Where the cycle is cut]
  * The period is a cycle, and the order by end (step 2 of Note [A planned
  * period]) needs a step to start from.  From step 0, the gaps round the
@@ -242,6 +256,9 @@ typedef struct gap {
   uint32_t room;       /* a fetch: the first step of its room so far */
   uint32_t cs, ce;     /* start and end counted from the cut (Note [Where
                           the cycle is cut]) */
+  uint32_t weight;     /* what a byte of it saves kept, for the order by
+                          density: 2 where its first use writes and
+                          write-backs are counted, else 1 */
 } gap_t;
 
 /* Note [Spread out]: the gaps, in order by end, taken in bit-reversed
@@ -277,12 +294,12 @@ static int by_cut_end(const void *a, const void *b) {
   return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Note [Whole chunks kept]: bytes a step held inside the gap, most
- * first; ties by end. */
+/* Note [Whole chunks kept]: bytes a step held inside the gap, times
+ * its weight, most first; ties by end. */
 static int by_density(const void *a, const void *b) {
   const gap_t *x = a, *y = b;
-  double dx = (double)x->size / (double)(x->end - x->start - 1),
-         dy = (double)y->size / (double)(y->end - y->start - 1);
+  double dx = (double)x->size * x->weight / (double)(x->end - x->start - 1),
+         dy = (double)y->size * y->weight / (double)(y->end - y->start - 1);
   if (dx != dy) return dx > dy ? -1 : 1;
   return by_end(a, b);
 }
@@ -568,7 +585,9 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
         e = in->ref_step[to] + p;
       }
       if (e <= s + 1) continue;
-      gaps[ng++] = (gap_t){in->key_size[k], s, e, from, to, 0, s, e};
+      uint32_t w = in->dense == 2 &&
+                           (in->ref_access[from] & LMS_ACCESS_WRITE) ? 2 : 1;
+      gaps[ng++] = (gap_t){in->key_size[k], s, e, from, to, 0, s, e, w};
     }
   }
   qsort(gaps, ng, sizeof *gaps, by_end);

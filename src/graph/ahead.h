@@ -40,7 +40,9 @@ typedef struct lms__ahead_in {
   int dense;                 /* without spread: the gaps are decided in
                                 order of the bytes they hold a step, most
                                 first, not by end (Note [Whole chunks
-                                kept] in ahead.c) */
+                                kept] in ahead.c); 2: those whose first
+                                use writes counted twice (their bytes go
+                                home too if not kept) */
   uint32_t cut;              /* the plan by end (neither spread nor dense):
                                 the step its order by end starts from,
                                 < period (Note [Where the cycle is cut] in

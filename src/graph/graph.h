@@ -190,7 +190,8 @@ typedef struct lms__plan_info {
                            period and learning went on from the same
                            start (Note [A false period] in plan.c) */
   const char *ahead;    /* what looks ahead now: "window", "plan",
-                           "dense" (the plan deciding by density), "cut"
+                           "dense" (the plan deciding by density),
+                           "dense-w" (the same counting write-backs), "cut"
                            (the plan by end cut where it brings in the least)
                            or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
@@ -222,6 +223,8 @@ typedef struct lms__plan_info {
                            were built on trial; else 0 */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... bringing chunks in by
                            their use, where that was tried; else 0 */
+  uint64_t trial_dout_ns, trial_dout_in; /* ... counting write-backs,
+                           where that was tried; else 0 */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
                            each brought in, its iteration timed on trial
                            (Note [Ties go to fewer bytes] in plan.c) */

@@ -88,6 +88,9 @@ enum {
   TRIAL_DENSE,         /* the plan deciding by density, where it decides
                           otherwise (Note [Whole chunks kept] in ahead.c) */
   TRIAL_DENSE_ORDER,   /* ... and that bringing chunks in by their use */
+  TRIAL_DENSE_OUT,     /* the plan by density counting write-backs, where
+                          it decides otherwise than by density (Note
+                          [Whole chunks kept] in ahead.c) */
   TRIAL_CUT,           /* the plan by end cut where it brings in the least,
                           where that is not step 0 and it decides
                           otherwise (Note [Where the cycle is cut] in
@@ -209,6 +212,7 @@ struct lms__plan {
   uint64_t trial_order_ns; /* the spread plan in order */
   uint64_t trial_dense_ns; /* the plan deciding by density */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
+  uint64_t trial_dout_ns, trial_dout_in; /* ... counting write-backs */
   uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
                              brings in the least */
   uint32_t cut_step;      /* ... its cut, once built on trial */
@@ -452,13 +456,17 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * memory is skipped, and if none can, the window is kept), then the plan
  * deciding by density where it sends a chunk away after other uses than
  * the plan by end does (Note [Whole chunks kept] in ahead.c) and then
- * that bringing chunks in by their use, then, where chunks are made of
+ * that bringing chunks in by their use, then the plan by density
+ * counting write-backs where it decides otherwise than by density
+ * (the same Note), then, where chunks are made of
  * pieces, the plan by end cut at the step where it brings in the least,
  * where that is not step 0 and it decides otherwise (Note [Where the
  * cycle is cut] in ahead.c), then the plan chosen of them leaving its
  * dirty chunks late, and where that was not 2 % faster, the next fastest
- * plan leaving them late (Note [Leaving late]).  Of the plans, the fastest of the plan by density, the spread
- * plan, each in order and the plan cut elsewhere is chosen if its last
+ * plan leaving them late (Note [Leaving late]).  Of the plans, the
+ * fastest of the plan by density (by bytes a step, and counting
+ * write-backs), the spread plan, each in order and the plan cut
+ * elsewhere is chosen if its last
  * timed iteration was 2 % faster than the plan's
  * (more than the 1 % either may still move), else the plan.  Each is
  * held to the plan, not to the one tried before it: held in a chain,
@@ -474,13 +482,16 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * new schedule starts a new trial.  The replay does not call an
  * iteration settled during a trial (lms__plan_info's `deciding`), and
  * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
- * trial of up to eight ways (nine with pieces) and a settling after it
+ * trial of up to nine ways (ten with pieces) and a settling after it
  * fit (a run of the nine traces of bench/workloads/gen_traces.py took 39,
  * with waits measured; 37 before the eighth way, 40 before the seventh;
  * of the fifteen, once the plan by density went on trial wherever it decides
  * otherwise, 39 at most with waits measured and a mean of 25.3, and
  * without, a mean of 24.0, the batch-4 decoder of experts at 4x over
- * c2c not settling in 48).
+ * c2c not settling in 48; of the twenty's 240 runs, with the plan by
+ * density counting write-backs on trial, a mean of 27.7, 25.8 before,
+ * and with waits measured 28.8 and 27.0, 13 runs not settling in 48
+ * against 11).
  *
  * Note [Ties go to fewer bytes]
  * Two ways within 2 % of each other's time are a tie the trial cannot
@@ -530,10 +541,12 @@ enum {
   KIND_IN_ORDER = 4, /* a bit of KIND_ORDER and KIND_DENSE_ORDER */
   KIND_ORDER = KIND_SPREAD | KIND_IN_ORDER,
   KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER,
-  KIND_CUT = 8       /* the plan by end cut where it brings in the least */
+  KIND_CUT = 8,      /* the plan by end cut where it brings in the least */
+  KIND_OUT = 16,     /* a bit of KIND_DENSE_OUT */
+  KIND_DENSE_OUT = KIND_DENSE | KIND_OUT /* counting write-backs */
 };
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
-                            KIND_DENSE_ORDER, KIND_CUT};
+                            KIND_DENSE_ORDER, KIND_CUT, KIND_DENSE_OUT};
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
@@ -541,6 +554,7 @@ static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
 static uint64_t kind_ns(const lms__plan_t *p, int k) {
   uint64_t t = k == 0                 ? p->trial_plan_ns
                : k == KIND_CUT         ? p->trial_cut_ns
+               : k == KIND_DENSE_OUT   ? p->trial_dout_ns
                : k == KIND_DENSE       ? p->trial_dense_ns
                : k == KIND_DENSE_ORDER ? p->trial_dorder_ns
                : k == KIND_SPREAD      ? p->trial_spread_ns
@@ -551,15 +565,17 @@ static uint64_t kind_ns(const lms__plan_t *p, int k) {
 static uint64_t kind_in(const lms__plan_t *p, int k) {
   return k == 0                 ? p->trial_plan_in
          : k == KIND_CUT         ? p->trial_cut_in
+         : k == KIND_DENSE_OUT   ? p->trial_dout_in
          : k == KIND_DENSE       ? p->trial_dense_in
          : k == KIND_DENSE_ORDER ? p->trial_dorder_in
          : k == KIND_SPREAD      ? p->trial_spread_in
                                  : p->trial_order_in;
 }
 
-/* The kind the trial would keep of the six timed (-1 for none): the
- * fastest of the plan by density, the spread plan and each in order, and
- * the plan cut where it brings in the least, if
+/* The kind the trial would keep of the seven timed (-1 for none): the
+ * fastest of the plan by density, the spread plan and each in order, the
+ * plan by density counting write-backs, and the plan cut where it brings
+ * in the least, if
  * 2 % faster than the plan; else the plan.  Each held to the plan, not to
  * the one before it: held in a chain, ResNet-50 at 4x over pcie5 kept
  * the plan by density where the spread plan in order was 2.0 % faster
@@ -601,7 +617,8 @@ static void trial_dirty(lms__plan_t *p, int k) {
 static int plan_ready(lms__plan_t *p, int kind) {
   int spread = (kind & KIND_SPREAD) != 0,
       order = (kind & KIND_IN_ORDER) != 0,
-      dense = (kind & KIND_DENSE) != 0, cut = (kind & KIND_CUT) != 0;
+      dense = (kind & KIND_DENSE) ? ((kind & KIND_OUT) ? 2 : 1) : 0,
+      cut = (kind & KIND_CUT) != 0;
   return (p->have_plan && spread == p->spread && order == p->order &&
           dense == p->dense && cut == p->cut) ||
          build_plan(p, spread, order, dense, cut);
@@ -643,8 +660,9 @@ static void trial_decide(lms__plan_t *p) {
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
           "with the period's plan, %.3f ms with it cut at step %u "
           "(0: not tried, as where it decides as the plan does), %.3f ms "
-          "with it deciding by density (0: not tried, likewise) and "
-          "%.3f ms with that bringing chunks in by their use, %.3f ms "
+          "with it deciding by density (0: not tried, likewise), "
+          "%.3f ms with that bringing chunks in by their use and %.3f ms "
+          "with it counting write-backs (0: not tried, likewise), %.3f ms "
           "with the spread plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
@@ -652,10 +670,12 @@ static void trial_decide(lms__plan_t *p) {
           "looks ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
           (double)p->trial_cut_ns / 1e6, p->cut_step,
           (double)p->trial_dense_ns / 1e6, (double)p->trial_dorder_ns / 1e6,
+          (double)p->trial_dout_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
           !p->planned ? "window"
           : p->spread ? "spread plan"
+          : p->dense == 2 ? "plan by density counting write-backs"
           : p->dense  ? "plan by density"
           : p->cut    ? "plan cut where it brings in the least"
                       : "plan",
@@ -728,6 +748,25 @@ static void trial_cut_start(lms__plan_t *p) {
   trial_late_start(p, 0);
 }
 
+/* Note [Whole chunks kept] in ahead.c: the plan by density counting
+ * write-backs goes on trial wherever it sends a chunk away after other
+ * uses than the plan by density (both built again to compare); else, or
+ * where either cannot be built for want of memory, the plan cut
+ * elsewhere is next.  O(r log r) for r references. */
+static void trial_dout_start(lms__plan_t *p) {
+  p->trial_n = 0;
+  uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
+  int built = dense_drop != NULL && build_plan(p, 0, 0, 2, 0);
+  int alike = built && same_drops(p, dense_drop);
+  free(dense_drop);
+  if (built && !alike) {
+    p->trial = TRIAL_DENSE_OUT;
+    p->planned = 1;
+    return;
+  }
+  trial_cut_start(p);
+}
+
 /* Note [Whole chunks kept] in ahead.c: the plan deciding by density goes
  * on trial wherever it decides otherwise than the plan by end (in ahead
  * now: the trial builds it just before), whatever the bytes each brings
@@ -748,7 +787,7 @@ static void trial_dense_start(lms__plan_t *p) {
     p->planned = 1;
     return;
   }
-  trial_cut_start(p);
+  trial_dout_start(p);
 }
 
 /* The trial goes on with the plan of that kind; a spread plan that cannot
@@ -816,7 +855,7 @@ static void trial_step(lms__plan_t *p) {
       p->trial = TRIAL_DENSE_ORDER;
       p->planned = 1;
     } else {
-      trial_cut_start(p);
+      trial_dout_start(p);
     }
     break;
   case TRIAL_DENSE_ORDER:
@@ -824,6 +863,13 @@ static void trial_step(lms__plan_t *p) {
     p->trial_dorder_ns = took;
     p->trial_dorder_in = in;
     trial_dirty(p, KIND_DENSE_ORDER);
+    trial_dout_start(p);
+    break;
+  case TRIAL_DENSE_OUT:
+    if (!trial_settled(p, took)) break;
+    p->trial_dout_ns = took;
+    p->trial_dout_in = in;
+    trial_dirty(p, KIND_DENSE_OUT);
     trial_cut_start(p);
     break;
   case TRIAL_CUT:
@@ -914,12 +960,13 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
     p->plan_in = 0;
     for (uint32_t f = 0; p->have_plan && f < p->ahead.nfetch; f++)
       p->plan_in += p->key_size[p->ref_key[p->ahead.fetch_ref[f]]];
-    p->dense = p->have_plan && dense && !spread;
+    p->dense = p->have_plan && !spread ? dense : 0;
     p->cut = p->have_plan && cut && !dense && !spread;
     if (p->have_plan)
       LMS_LOG(DEBUG, GRAPH, "%s%s of %u steps: %llu bytes kept, %llu sent "
               "away, %llu brought in, %llu fetches late",
               spread  ? "spread plan"
+              : dense == 2 ? "planned period by density counting write-backs"
               : dense ? "planned period by density"
               : cut   ? "planned period cut where it brings in the least"
                       : "planned period",
@@ -962,6 +1009,7 @@ static void plan_period(lms__plan_t *p) {
   p->trial_spread_in = p->trial_order_in = p->trial_late_in = 0;
   p->trial_late2_ns = p->trial_late2_in = 0;
   p->trial_dorder_ns = p->trial_dorder_in = 0;
+  p->trial_dout_ns = p->trial_dout_in = 0;
   p->trial_cut_ns = p->trial_cut_in = 0;
   p->cut_step = 0;
   p->cut_plan_in = 0;
@@ -2128,6 +2176,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->false_periods = p->false_periods;
   out->ahead = !p->planned ? "window"
                : p->spread ? "spread"
+               : p->dense == 2 ? "dense-w"
                : p->dense  ? "dense"
                : p->cut    ? "cut"
                            : "plan";
@@ -2151,6 +2200,8 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->dense_plan_in = p->dense_plan_in;
   out->trial_dorder_ns = p->trial_dorder_ns;
   out->trial_dorder_in = p->trial_dorder_in;
+  out->trial_dout_ns = p->trial_dout_ns;
+  out->trial_dout_in = p->trial_dout_in;
   out->trial_window_in = p->trial_window_in;
   out->trial_plan_in = p->trial_plan_in;
   out->trial_dense_in = p->trial_dense_in;
