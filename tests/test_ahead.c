@@ -263,6 +263,29 @@ Test(ahead, a_period_that_fits_moves_nothing) {
   }
 }
 
+/* A period written by hand: its p steps, nk keys of the sizes and lives
+ * given, and its n references in order. */
+typedef struct hand_ref {
+  uint32_t step, key;
+  unsigned acc;
+} hand_ref_t;
+
+static void hand_period(period_t *w, uint32_t p, uint32_t nk,
+                        const uint64_t *size, const uint8_t *lives,
+                        const hand_ref_t *refs, uint32_t n) {
+  memset(w, 0, sizeof *w);
+  w->p = p;
+  w->nk = nk;
+  memcpy(w->size, size, nk * sizeof *size);
+  memcpy(w->lives, lives, nk * sizeof *lives);
+  for (uint32_t i = 0; i < n; i++) {
+    w->step[i] = refs[i].step;
+    w->key[i] = refs[i].key;
+    w->acc[i] = refs[i].acc;
+  }
+  w->nr = n;
+}
+
 /* Note [Whole chunks kept]: a chunk B of 90 bytes read at steps 0 and 6
  * of 7, and two of 20, A written at step 1 and read at 4 and C written at
  * 2 and read at 5, with T of 1 byte at every step, under 111 bytes.  The
@@ -274,24 +297,14 @@ Test(ahead, a_period_that_fits_moves_nothing) {
  * T and A already fill it). */
 Test(ahead, by_density_a_large_chunk_stays_where_by_end_it_does_not) {
   period_t w;
-  memset(&w, 0, sizeof w);
-  w.p = 7;
-  w.nk = 4;
-  uint64_t size[4] = {1, 90, 20, 20}; /* T, B, A, C */
-  uint8_t lives[4] = {1, 1, 0, 0};
-  memcpy(w.size, size, sizeof size);
-  memcpy(w.lives, lives, sizeof lives);
+  const uint64_t size[4] = {1, 90, 20, 20}; /* T, B, A, C */
+  const uint8_t lives[4] = {1, 1, 0, 0};
   const unsigned R = LMS_ACCESS_READ, W = LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
-  struct { uint32_t step, key; unsigned acc; } refs[] = {
+  const hand_ref_t refs[] = {
       {0, 0, R}, {0, 1, R}, {1, 0, R}, {1, 2, W}, {2, 0, R}, {2, 3, W},
       {3, 0, R}, {4, 0, R}, {4, 2, R}, {5, 0, R}, {5, 3, R}, {6, 0, R},
       {6, 1, R}};
-  for (uint32_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
-    w.step[i] = refs[i].step;
-    w.key[i] = refs[i].key;
-    w.acc[i] = refs[i].acc;
-  }
-  w.nr = sizeof refs / sizeof refs[0];
+  hand_period(&w, 7, 4, size, lives, refs, sizeof refs / sizeof refs[0]);
   uint64_t in_bytes[2], kept[2], late[2];
   uint8_t b_left[2];
   for (int dense = 0; dense < 2; dense++) {
@@ -325,24 +338,14 @@ Test(ahead, by_density_a_large_chunk_stays_where_by_end_it_does_not) {
  * W, clean, is only brought in. */
 Test(ahead, counting_write_backs_the_dirty_gap_stays) {
   period_t w;
-  memset(&w, 0, sizeof w);
-  w.p = 4;
-  w.nk = 4;
-  uint64_t size[4] = {1, 10, 10, 10}; /* T, W, K, X */
-  uint8_t lives[4] = {1, 1, 1, 0};
-  memcpy(w.size, size, sizeof size);
-  memcpy(w.lives, lives, sizeof lives);
+  const uint64_t size[4] = {1, 10, 10, 10}; /* T, W, K, X */
+  const uint8_t lives[4] = {1, 1, 1, 0};
   const unsigned R = LMS_ACCESS_READ, RW = LMS_ACCESS_READ | LMS_ACCESS_WRITE,
                  W = LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE;
-  struct { uint32_t step, key; unsigned acc; } refs[] = {
+  const hand_ref_t refs[] = {
       {0, 0, R}, {0, 1, R}, {0, 2, RW}, {1, 0, R},
       {2, 0, R}, {2, 3, W}, {3, 0, R}};
-  for (uint32_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
-    w.step[i] = refs[i].step;
-    w.key[i] = refs[i].key;
-    w.acc[i] = refs[i].acc;
-  }
-  w.nr = sizeof refs / sizeof refs[0];
+  hand_period(&w, 4, 4, size, lives, refs, sizeof refs / sizeof refs[0]);
   for (int dense = 1; dense <= 2; dense++) {
     lms__ahead_in_t in = input(&w, 21, 4);
     in.dense = dense;
