@@ -314,7 +314,6 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
                 le(win[t] + wout[t] + [(T[t], -rboth / scale)],
                    -rboth * c / scale)
     a = coo_matrix((vals, (rows, cols)), shape=(nrow, nv)).tocsr()
-    gap = None
     if whole:
         from scipy.optimize import Bounds, LinearConstraint, milp
         hi = np.array([np.inf if u is None else u for u in ub])
@@ -327,7 +326,6 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
             raise RuntimeError("HiGHS: %s" % res.message)
         # Stopped at the time limit: the best bound proved, not the
         # incumbent, is what no schedule can beat.
-        gap = getattr(res, "mip_gap", None)
         dual = getattr(res, "mip_dual_bound", None)
     else:
         res = linprog(np.array(cost), A_ub=a, b_ub=np.array(rhs),
