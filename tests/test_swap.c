@@ -388,3 +388,78 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   }
   for (int i = 0; i < 3; i++) cr_assert(eq(int, lms_free(ctx, u.c[i]), LMS_OK));
 }
+
+/* Note [A planned copy takes clean room] in swap/residency.c: with no
+ * room for a copy in, a planned one (LMS__PREFETCH_CLEAN) evicts the
+ * victim by next use only if it is clean, and otherwise leaves it, dirty
+ * and resident, with nothing copied; the window's (no flag) writes it
+ * home.  Bytes survive both ways.  Without the rule the first prefetch
+ * evicts `a` and the test fails. */
+Test(swap, a_planned_copy_in_evicts_only_a_clean_chunk, .init = up,
+     .fini = down) {
+  lms_status_t st;
+  lms__swap_t *sw = &ctx->swap;
+  /* Two chunks of 3 MiB under 4 MiB: one on the device at a time. */
+  uses_of_t u = {.c = {alloc(3 << 20), alloc(3 << 20), NULL},
+                 .next = {100, 5, 0}};
+  lms_chunk_t *a = u.c[0], *b = u.c[1];
+  uint64_t sb = lms_test_write(ctx, b, s, 21, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  uint64_t sa = lms_test_write(ctx, a, s, 22, &st);
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(ptr, b->dptr, NULL));
+  cr_assert(ne(ptr, a->dptr, NULL));
+  cr_assert(eq(int, a->dirty, 1));
+  lms__next_use_fn saved = sw->next_use;
+  void *saved_arg = sw->next_use_arg;
+  sw->next_use = table_next_use;
+  sw->next_use_arg = &u;
+  lms__swap_use_index(sw, 1);
+  lms_stats_t s0 = lms_test_stats(ctx);
+  cr_assert(eq(int, lms__swap_prefetch(sw, b, 5, LMS__PREFETCH_CLEAN),
+               LMS_NOT_READY));
+  lms_stats_t s1 = lms_test_stats(ctx);
+  cr_assert(ne(ptr, a->dptr, NULL));
+  cr_assert(eq(int, a->dirty, 1));
+  cr_assert(eq(ptr, b->dptr, NULL));
+  cr_assert(eq(i64, s1.swaps_out.total, s0.swaps_out.total));
+  cr_assert(eq(i64, s1.bytes_h2d.total, s0.bytes_h2d.total));
+  /* The window's copy in writes a home to make room. */
+  cr_assert(eq(int, lms__swap_prefetch(sw, b, 5, 0), LMS_OK),
+            "%s", lms_ctx_last_error(ctx));
+  lms_stats_t s2 = lms_test_stats(ctx);
+  cr_assert(eq(ptr, a->dptr, NULL));
+  cr_assert(ne(ptr, b->dptr, NULL));
+  cr_assert(eq(i64, s2.swaps_out.total - s1.swaps_out.total, 1));
+  lms__swap_use_index(sw, 0);
+  sw->next_use = saved;
+  sw->next_use_arg = saved_arg;
+  cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
+  cr_assert(eq(int, st, LMS_OK));
+  /* a comes back, read only: clean.  b, read only, is clean on its host
+   * copy and leaves without a copy. */
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(int, a->dirty, 0));
+  cr_assert(eq(ptr, b->dptr, NULL));
+  sw->next_use = table_next_use;
+  sw->next_use_arg = &u;
+  lms__swap_use_index(sw, 1);
+  lms_stats_t s3 = lms_test_stats(ctx);
+  /* Clean, a makes room for the planned copy: dropped, nothing written. */
+  cr_assert(eq(int, lms__swap_prefetch(sw, b, 5, LMS__PREFETCH_CLEAN),
+               LMS_OK), "%s", lms_ctx_last_error(ctx));
+  lms_stats_t s4 = lms_test_stats(ctx);
+  cr_assert(eq(ptr, a->dptr, NULL));
+  cr_assert(ne(ptr, b->dptr, NULL));
+  cr_assert(eq(i64, s4.drops.total - s3.drops.total, 1));
+  cr_assert(eq(i64, s4.bytes_d2h.total, s3.bytes_d2h.total));
+  lms__swap_use_index(sw, 0);
+  sw->next_use = saved;
+  sw->next_use_arg = saved_arg;
+  cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
+  cr_assert(eq(int, st, LMS_OK));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  cr_assert(eq(int, lms_free(ctx, b), LMS_OK));
+}

@@ -1374,7 +1374,7 @@ static int prefetch_one(lms__plan_t *p, lms_chunk_t *c, unsigned access,
   }
   if (!c->has_data) return 1;
   if (!near && *ahead + c->size > limit) return 0;
-  *st = lms__swap_prefetch(p->swap, c, need);
+  *st = lms__swap_prefetch(p->swap, c, need, 0);
   if (*st == LMS_NOT_READY) {
     *st = LMS_OK;
     return 0;
@@ -1625,7 +1625,8 @@ static lms_status_t planned_prefetch(lms__plan_t *p) {
     if (c == NULL || (e.need - p->t > p->period - 1 - p->pos &&
                       c->serial != p->refs[e.ref].key))
       continue;
-    st = lms__swap_prefetch(p->swap, c, e.need);
+    /* Note [A planned copy takes clean room] in swap/residency.c. */
+    st = lms__swap_prefetch(p->swap, c, e.need, LMS__PREFETCH_CLEAN);
     if (st == LMS_NOT_READY) {
       st = LMS_OK;
       break;

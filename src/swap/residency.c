@@ -863,10 +863,34 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
   return st;
 }
 
-lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
+/* Note [A planned copy takes clean room]
+ * A plan (Note [A planned period] in graph/ahead.c) gives each copy in
+ * its room: what it sends away after the step before.  Where that room is
+ * not there when the copy starts (a chunk it sent away is still being
+ * written home, so its block is pending; with pieces, the plan's room is
+ * counted in pieces a copy may not fit between), evicting a chunk the plan
+ * keeps makes room now only if that chunk is clean: a dirty one's room
+ * is free only once its write-back has run, behind the write-backs the
+ * plan made, and its bytes then move out and back in again.  VGG-16's
+ * training at 4x over pcie5 with --piece-size 32MiB, under the plan by
+ * density: each iteration three dirty chunks the plan keeps (205 MB) were
+ * pushed out so, and it brought in 4.17 GB where it planned 3.85.  So a
+ * planned copy evicts only while the victim by next use is clean, and
+ * otherwise waits to be tried again at the next step, or for its use.
+ * Whole chunks, over the twenty traces' 240 runs: VGG-16 at 2x over pcie3
+ * 4.4 % faster, the LSTM at 4x over pcie3 4.3 % (1.254 -> 1.200 of the
+ * lower bound), the 1.1B decoder at 4x over pcie5 6.3 %, 20 runs faster,
+ * 15 slower, by 1.2 % at most (the pipeline stage at 10x over pcie5);
+ * with pieces, DLRM at 4x over pcie5 5.4 % and VGG-16 at 4x over pcie3
+ * 3.1 % faster, DLRM at 2x over c2c 7.6 % slower
+ * (bench/results/2026-12-02-sim-clean-room.md).  The window's copies in
+ * (prefetch_one in graph/plan.c) evict as before: it plans no room. */
+lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need,
+                                unsigned flags) {
   if (!c->host_homed || c->dptr != NULL || !c->has_data) return LMS_OK;
   void *block = NULL;
-  int ranged = c->size < RANGE_MIN_REQUEST;
+  int clean = (flags & LMS__PREFETCH_CLEAN) != 0;
+  int ranged = c->size < RANGE_MIN_REQUEST || clean;
   for (;;) {
     lms_status_t st = lms__devcache_alloc_strict(&s->cache, c->size, s->h2d,
                                                  &block);
@@ -879,7 +903,7 @@ lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need) {
       if (st != LMS_NOT_READY) return st;
     }
     lms_chunk_t *victim = pick_victim(s, need);
-    if (victim == NULL) return LMS_NOT_READY;
+    if (victim == NULL || (clean && victim->dirty)) return LMS_NOT_READY;
     LMS_CHECK(evict(s, victim));
   }
   LMS_CHECK(swap_in_to(s, c, block, 1));

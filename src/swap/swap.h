@@ -211,11 +211,15 @@ void lms__swap_use_index(lms__swap_t *s, int on);
 /* c's next use changed: re-keys it in the index. */
 void lms__swap_rekey(lms__swap_t *s, lms_chunk_t *c);
 /* Starts bringing c in ahead of its use at step `need`, evicting only
- * unpinned chunks whose next use is later than `need`.  LMS_OK when c is
- * resident or on its way (or has nothing to bring); LMS_NOT_READY when
- * there is no room under that rule or the device would have to block;
- * other statuses for device failures, with nothing changed. */
-lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need);
+ * unpinned chunks whose next use is later than `need`, and with
+ * LMS__PREFETCH_CLEAN only while the victim, chosen by next use, is clean
+ * (Note [A planned copy takes clean room] in residency.c).  LMS_OK when
+ * c is resident or on its way (or has nothing to bring); LMS_NOT_READY
+ * when there is no room under that rule or the device would have to
+ * block; other statuses for device failures, with nothing changed. */
+#define LMS__PREFETCH_CLEAN 1u
+lms_status_t lms__swap_prefetch(lms__swap_t *s, lms_chunk_t *c, uint64_t need,
+                                unsigned flags);
 /* Gives up c's device copy now, written home first if dirty, when c is
  * resident, host-homed and unpinned; otherwise does nothing (Note [A
  * planned period] in graph/ahead.c). */
