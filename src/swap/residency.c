@@ -874,7 +874,7 @@ lms_status_t lms__swap_clean_ahead(lms__swap_t *s, uint64_t bytes,
  * plan made, and its bytes then move out and back in again.  VGG-16's
  * training at 4x over pcie5 with --piece-size 32MiB, under the plan by
  * density in order: each iteration three dirty chunks it keeps (205 MB)
- * were pushed out so, and it brought in 4.17 GB where it planned 3.85.  So a
+ * were pushed out so, and it brought in 4.16 GB where it planned 3.85.  So a
  * planned copy evicts only while the victim by next use is clean, and
  * otherwise waits to be tried again at the next step, or for its use.
  * Whole chunks, over the twenty traces' 240 runs: VGG-16 at 2x over pcie3
