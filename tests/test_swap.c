@@ -389,6 +389,30 @@ Test(swap, writing_back_ahead_keeps_bytes_and_makes_eviction_free,
   for (int i = 0; i < 3; i++) cr_assert(eq(int, lms_free(ctx, u.c[i]), LMS_OK));
 }
 
+/* The schedule's next-use hooks, saved while a table stands in for them
+ * (its on_change hook takes next_use_arg for its plan, so it is off). */
+typedef struct saved_uses {
+  lms__next_use_fn next_use;
+  void *arg;
+  void (*on_change)(void *, const lms_chunk_t *);
+} saved_uses_t;
+
+static saved_uses_t table_on(lms__swap_t *sw, uses_of_t *u) {
+  saved_uses_t k = {sw->next_use, sw->next_use_arg, sw->on_change};
+  sw->on_change = NULL;
+  sw->next_use = table_next_use;
+  sw->next_use_arg = u;
+  lms__swap_use_index(sw, 1);
+  return k;
+}
+
+static void table_off(lms__swap_t *sw, saved_uses_t k) {
+  lms__swap_use_index(sw, 0);
+  sw->next_use = k.next_use;
+  sw->next_use_arg = k.arg;
+  sw->on_change = k.on_change;
+}
+
 /* Note [A planned copy takes clean room] in swap/residency.c: with no
  * room for a copy in, a planned one (LMS__PREFETCH_CLEAN) evicts the
  * victim by next use only if it is clean, and otherwise leaves it, dirty
@@ -410,15 +434,7 @@ Test(swap, a_planned_copy_in_evicts_only_a_clean_chunk, .init = up,
   cr_assert(eq(ptr, b->dptr, NULL));
   cr_assert(ne(ptr, a->dptr, NULL));
   cr_assert(eq(int, a->dirty, 1));
-  /* The table stands in for the schedule: the schedule's own hook, which
-   * takes next_use_arg for its plan, is off meanwhile. */
-  lms__next_use_fn saved = sw->next_use;
-  void *saved_arg = sw->next_use_arg;
-  void (*saved_change)(void *, const lms_chunk_t *) = sw->on_change;
-  sw->on_change = NULL;
-  sw->next_use = table_next_use;
-  sw->next_use_arg = &u;
-  lms__swap_use_index(sw, 1);
+  saved_uses_t k = table_on(sw, &u);
   lms_stats_t s0 = lms_test_stats(ctx);
   cr_assert(eq(int, lms__swap_prefetch(sw, b, 5, LMS__PREFETCH_CLEAN),
                LMS_NOT_READY));
@@ -435,10 +451,7 @@ Test(swap, a_planned_copy_in_evicts_only_a_clean_chunk, .init = up,
   cr_assert(eq(ptr, a->dptr, NULL));
   cr_assert(ne(ptr, b->dptr, NULL));
   cr_assert(eq(i64, s2.swaps_out.total - s1.swaps_out.total, 1));
-  lms__swap_use_index(sw, 0);
-  sw->next_use = saved;
-  sw->next_use_arg = saved_arg;
-  sw->on_change = saved_change;
+  table_off(sw, k);
   cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
   cr_assert(eq(int, st, LMS_OK));
   /* a comes back, read only: clean.  b, read only, is clean on its host
@@ -447,10 +460,7 @@ Test(swap, a_planned_copy_in_evicts_only_a_clean_chunk, .init = up,
   cr_assert(eq(int, st, LMS_OK));
   cr_assert(eq(int, a->dirty, 0));
   cr_assert(eq(ptr, b->dptr, NULL));
-  sw->on_change = NULL;
-  sw->next_use = table_next_use;
-  sw->next_use_arg = &u;
-  lms__swap_use_index(sw, 1);
+  k = table_on(sw, &u);
   lms_stats_t s3 = lms_test_stats(ctx);
   /* Clean, a makes room for the planned copy: dropped, nothing written. */
   cr_assert(eq(int, lms__swap_prefetch(sw, b, 5, LMS__PREFETCH_CLEAN),
@@ -460,10 +470,7 @@ Test(swap, a_planned_copy_in_evicts_only_a_clean_chunk, .init = up,
   cr_assert(ne(ptr, b->dptr, NULL));
   cr_assert(eq(i64, s4.drops.total - s3.drops.total, 1));
   cr_assert(eq(i64, s4.bytes_d2h.total, s3.bytes_d2h.total));
-  lms__swap_use_index(sw, 0);
-  sw->next_use = saved;
-  sw->next_use_arg = saved_arg;
-  sw->on_change = saved_change;
+  table_off(sw, k);
   cr_assert(eq(u64, lms_test_read(ctx, b, s, &st), sb));
   cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sa));
   cr_assert(eq(int, st, LMS_OK));
