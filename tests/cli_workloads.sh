@@ -80,17 +80,27 @@ if [ -n "$py" ]; then
           $dir/vit-accum.trace $dir/sd-infer.trace $dir/lora-7b.trace
           $dir/whisper-beam.trace $dir/pp-1f1b.trace $dir/effnet.trace
           $dir/tinyllama-decode.trace"
-  # Known: the 7B decoder at 4x and 10x over every link, where the window,
-  # kept on trial at 310.9 ms (4x over pcie5), goes on to wander (which
-  # layers stay turns from one iteration to the next) and settles at
-  # 330.8, bringing in 0.6-0.8 % more than LRU (17.24 GB against 17.11);
-  # counted as settled on its first two alike iterations before Note [A
-  # settled iteration] asked for the same chunks on the device at both
-  # ends (bench/results/2026-12-02-sim-settled.md).
+  # Known: the 7B decoder at 4x over pcie3 and nvlink2 and at 10x over
+  # every link, where the window, kept on trial at 310.9 ms (4x over
+  # pcie5), goes on to wander (which layers stay turns from one iteration
+  # to the next) and settles at 330.8, bringing in 0.6-0.8 % more than LRU
+  # (17.24 GB against 17.11); counted as settled on its first two alike
+  # iterations before Note [A settled iteration] asked for the same
+  # chunks on the device at both ends (bench/results/
+  # 2026-12-02-sim-settled.md).  At 4x over pcie5 and c2c the plans
+  # replace it once it is slower than they were on trial (Note [The trial
+  # keeps score] in src/graph/plan.c), and they bring in just under LRU:
+  # 17.106 GB against 17.113.
+  # Under the sanitizers the sweep takes two of the four links (the
+  # slowest and the fastest): it is there to run every trace's code paths
+  # under them, and at all four it took a quarter of CI's time; the plain
+  # build sweeps all four.
+  links=pcie3,pcie5,nvlink2,c2c
+  [ "$mode" = sanitized ] && links=pcie3,c2c
   out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" $traces \
         "$dir/moe-decode-b1.trace" --over 2,4,10 \
-        --links pcie3,pcie5,nvlink2,c2c \
-        --known-over-lru llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,llama-decode:10:pcie3,llama-decode:10:pcie5,llama-decode:10:nvlink2,llama-decode:10:c2c 2>&1)
+        --links "$links" \
+        --known-over-lru llama-decode:4:pcie3,llama-decode:4:nvlink2,llama-decode:10:pcie3,llama-decode:10:pcie5,llama-decode:10:nvlink2,llama-decode:10:c2c 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
   else
@@ -211,20 +221,36 @@ sys.exit(0 if r["ahead"] != "window" and r["in_order"] else 1)' \
   # (950.1 ms against 917.1, 178.0 against 169.9;
   # bench/results/2026-12-02-sim-settled.md).  An open failure, held so
   # that a change shows: the check fails once either run comes within 2 %.
+  # Note [The trial keeps score] in src/graph/plan.c: over c2c the window
+  # (31.5 ms on trial) goes on to take 33.4 an iteration, and the plan by
+  # density counting write-backs, 32.4 on trial, replaces it: the run
+  # settles under what the window went on to take, by 2 % at least.  Over
+  # pcie3 and nvlink2 no other way was 2 % faster on trial than the
+  # window settles, and it stays.
   if "$lms" sim "$dir/llama-decode.trace" --capacities 10902589440B \
-       --links pcie3,nvlink2 --policies schedule --json "$dir/decode.json" \
-       >/dev/null 2>&1 &&
+       --links pcie3,nvlink2,c2c --policies schedule \
+       --json "$dir/decode.json" >/dev/null 2>&1 &&
      "$py" -c 'import json, sys
-ok = True
+known = replaced = True
 for r in json.load(open(sys.argv[1]))["runs"]:
     t, w = r["iteration_ns"], r["trial_window_ns"]
-    print("llama-decode at 2x over %s: %s, %.1f ms, %.1f ms on trial" %
-          (r["link"], r["ahead"], t / 1e6, w / 1e6))
-    ok = ok and r["ahead"] == "window" and 0 < w and t > 1.02 * w
-sys.exit(0 if ok else 1)' "$dir/decode.json"; then
-    pass=$((pass + 1)); echo "ok   llama-decode at 2x: the window kept settles over 2 % slower than on trial, as known"
+    print("llama-decode at 2x over %s: %s, %.1f ms, %.1f ms on trial, "
+          "replaced %d (then %.1f ms)" % (r["link"], r["ahead"], t / 1e6,
+          w / 1e6, r["replaced"], r["replaced_ns"] / 1e6))
+    if r["link"] == "c2c":
+        replaced = (r["replaced"] == 1 and r["ahead"] != "window" and
+                    r["settled"] and 0 < w < t and
+                    t <= r["replaced_ns"] / 50 * 49)
+    else:
+        known = (known and r["ahead"] == "window" and r["replaced"] == 0
+                 and 0 < w and t > 1.02 * w)
+print("known" if known else "not known", "replaced" if replaced else
+      "not replaced")
+sys.exit(0 if known and replaced else 1)' "$dir/decode.json" >"$dir/decode.txt"; then
+    pass=$((pass + 1)); echo "ok   llama-decode at 2x: the window kept settles over 2 % slower than on trial over pcie3 and nvlink2, as known; over c2c a plan replaces it"
   else
-    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: the window kept no longer settles over 2 % slower than on trial (known open failure: take it off if fixed)"
+    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: over pcie3 or nvlink2 the window kept no longer settles over 2 % slower than on trial (known open failure: take it off if fixed), or over c2c no plan replaced it:"
+    sed 's/^/     /' "$dir/decode.txt"
   fi
   # Note [A settled iteration] in src/replay/replay.c: speech recognition
   # with a beam at 4x over pcie5 repeats a cycle of three iterations once

@@ -118,6 +118,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           "\"prefetch_hit_rate\": %.4f, \"device_peak\": %llu, "
           "\"schedule\": \"%s\", \"period\": %u, \"ahead\": \"%s\", "
           "\"leaves_late\": %s, \"in_order\": %s, \"trial_window_ns\": %llu, "
+          "\"replaced\": %llu, \"replaced_ns\": %llu, "
           "\"plan_in_bytes\": %llu, "
           "\"lower_bound_ns\": %llu, \"min_bytes_h2d\": %llu, "
           "\"min_bytes_d2h\": %llu, \"min_copies_h2d\": %llu, "
@@ -143,6 +144,8 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->device_peak, r->schedule, r->period,
           r->ahead, r->late ? "true" : "false", r->order ? "true" : "false",
           (unsigned long long)r->trial_window_ns,
+          (unsigned long long)r->replaced,
+          (unsigned long long)r->replaced_ns,
           (unsigned long long)r->plan_in,
           (unsigned long long)r->lower.time_ns,
           (unsigned long long)r->lower.h2d_bytes,

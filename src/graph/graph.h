@@ -250,6 +250,12 @@ typedef struct lms__plan_info {
   uint64_t windows_back; /* the times the window, kept after plans ran on
                            trial, started over (Note [Back to the window]
                            in plan.c) */
+  uint64_t ways_replaced; /* the times a way kept after its trial was
+                           replaced by another, its iterations slower than
+                           that one's on trial (Note [The trial keeps
+                           score] in plan.c) */
+  uint64_t replaced_ns; /* ... the mean of the last iterations it took
+                           then; 0: never replaced */
 } lms__plan_info_t;
 
 /* For tests: 0 (the default) puts the window and the period's plans on

@@ -99,10 +99,15 @@ enum {
                           their room is needed (Note [Leaving late]) */
   TRIAL_LATE2,         /* the next fastest likewise, where leaving late
                           did not make the one chosen faster */
-  TRIAL_DONE           /* the fastest looks ahead from now on */
+  TRIAL_DONE,          /* the fastest looks ahead from now on */
+  TRIAL_WATCH          /* ... watched: Note [The trial keeps score] */
 };
 /* The most iterations each way runs on trial. */
 #define TRIAL_MAX 6u
+/* Note [The trial keeps score]: the iterations after the trial not
+ * counted, and the most counted. */
+#define WATCH_SKIP 3u
+#define WATCH_N 4u
 
 /* Learning stops past this many references: a program with no period
  * that short gets no learned schedule rather than unbounded memory. */
@@ -237,6 +242,17 @@ struct lms__plan {
   int window_back;       /* the window was kept after the plans ran: it
                             starts over (Note [Back to the window]) */
   uint64_t windows_back; /* the times it did */
+  /* Note [The trial keeps score]: the way kept's iteration on trial; the
+   * fastest other way on trial, as a kind (-1: the window) and whether
+   * it leaves dirty chunks late, and its iteration on trial; the kept
+   * way's iterations since the trial, how many of the last were slower
+   * than that by 2 % and their sum. */
+  uint64_t keep_ns, alt_ns;
+  int alt_kind, alt_late;
+  uint32_t watch_n, watch_slow;
+  uint64_t watch_sum;
+  uint64_t ways_replaced; /* the times a way kept was replaced so */
+  uint64_t replaced_ns;   /* ... the mean of the slow iterations then */
   uint32_t trial_n;      /* ... and how many the way now on trial ran */
   struct pending {
     uint32_t ref;
@@ -508,7 +524,39 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * plans 0.3-1.4 % slower than the window (the 3D U-Net's at 192^3 under
  * 16 GiB), so only a plan no slower is.  In the eight traces' sweep
  * without waits measured it changes no run; with them, the decoder's at
- * 10x over pcie3. */
+ * 10x over pcie3.
+ *
+ * Note [The trial keeps score]
+ * The trial times each way over a few iterations and keeps the fastest;
+ * nothing timed it again.  But a way can go on to be slower than on
+ * trial: the window, whose victims and bytes ahead depend on what the
+ * iterations before it left on the device, took 31.5 ms an iteration on
+ * trial for a 7B decoder's decoding step at 2x over NVLink-C2C and then
+ * wandered (which layers stay turns from one iteration to the next) to
+ * 33.5, where the plan by density counting write-backs had taken 32.4 on
+ * trial.  So once the trial is over the way kept is watched: if each of
+ * four iterations in a row is 2 % slower than the fastest other way's
+ * iteration on trial (the window, a plan, or a plan leaving late), that
+ * way looks ahead instead, built again (the window starting over, Note
+ * [Back to the window]).  The first three iterations after the trial are
+ * not counted: the window starting over, and its bytes ahead finding
+ * their level (Note [A window that adapts]), take that long.  Each of
+ * four, not their mean: with the mean of four, the 1.1B decoder at 2x
+ * over NVLink with waits measured left the window (28.8 ms on trial) for
+ * the plan leaving late (29.1 ms on trial, one iteration of a cycle of
+ * two averaging 30.6) while the window was still settling, 9.9 % slower.
+ * Once only: the way that replaced another is not watched, since two
+ * ways each slower than on trial would take turns for good; a new
+ * schedule starts a new trial.  The run is not held as deciding while
+ * watched (lms__plan_info), so a sim run may settle before a way that
+ * would be replaced is.  Over the twenty traces' 240 runs it moved seven
+ * runs, all faster (the 7B decoder at 2x over c2c 3.2 %, pcie5 1.9 %,
+ * streaming at 10x over c2c 2.8 %), and with waits measured five, all
+ * faster (the diffusion model's inference at 2x over nvlink2 11.3 %, the
+ * 1.1B decoder at 2x over pcie5 6.5 %); the 7B decoder at 4x over pcie5
+ * and c2c no longer brings in more than LRU
+ * (bench/results/2026-12-02-sim-keeps-score.md).  Cost: O(1) an
+ * iteration. */
 
 /* Two iterations of one way within 1 % of each other, or the sixth. */
 static int trial_settled(lms__plan_t *p, uint64_t took) {
@@ -624,6 +672,85 @@ static int plan_ready(lms__plan_t *p, int kind) {
          build_plan(p, spread, order, dense, cut);
 }
 
+/* What a kind is called in the log (-1: the window). */
+static const char *kind_name(int kind) {
+  return kind < 0                      ? "window"
+         : (kind & KIND_SPREAD)         ? "spread plan"
+         : kind == KIND_DENSE_OUT       ? "plan by density counting write-backs"
+         : (kind & KIND_DENSE)          ? "plan by density"
+         : kind == KIND_CUT             ? "plan cut where it brings in the least"
+                                        : "plan";
+}
+
+/* Note [The trial keeps score]: the way kept is watched if another was
+ * timed on trial; w, best and c are the window's, the plan chosen's and
+ * the faster leaving late's timed iterations (UINT64_MAX: none), kind the
+ * kind kept if a plan looks ahead. */
+static void watch_start(lms__plan_t *p, uint64_t w, uint64_t best,
+                        uint64_t c, int kind) {
+  p->keep_ns = !p->planned ? w : p->late ? c : best;
+  p->alt_ns = UINT64_MAX;
+  p->watch_n = p->watch_slow = 0;
+  p->watch_sum = 0;
+  if (p->planned && w > 0 && w < p->alt_ns) {
+    p->alt_ns = w;
+    p->alt_kind = -1;
+    p->alt_late = 0;
+  }
+  for (int i = 0; i < NKINDS; i++)
+    if ((!p->planned || p->late || kinds[i] != kind) &&
+        kind_ns(p, kinds[i]) < p->alt_ns) {
+      p->alt_ns = kind_ns(p, kinds[i]);
+      p->alt_kind = kinds[i];
+      p->alt_late = 0;
+    }
+  for (int j = 0; j < 2; j++) {
+    uint64_t t = j == 0 ? p->trial_late_ns : p->trial_late2_ns;
+    if (t && p->late_left[j] && p->late_kind[j] >= 0 && t < p->alt_ns &&
+        !(p->planned && p->late && p->late_kind[j] == kind)) {
+      p->alt_ns = t;
+      p->alt_kind = p->late_kind[j];
+      p->alt_late = 1;
+    }
+  }
+  if (p->alt_ns != UINT64_MAX && p->keep_ns != UINT64_MAX)
+    p->trial = TRIAL_WATCH;
+}
+
+/* Note [The trial keeps score]: one more iteration of the way kept. */
+static void watch_step(lms__plan_t *p, uint64_t took) {
+  if (++p->watch_n <= WATCH_SKIP) return;
+  if (took <= p->alt_ns / 49 * 50) {
+    p->watch_slow = 0;
+    p->watch_sum = 0;
+    return;
+  }
+  p->watch_sum += took;
+  if (++p->watch_slow < WATCH_N) return;
+  uint64_t mean = p->watch_sum / WATCH_N;
+  p->trial = TRIAL_DONE;
+  p->ways_replaced++;
+  p->replaced_ns = mean;
+  LMS_LOG(INFO, GRAPH, "the way kept took %.3f ms an iteration over its "
+          "last %u (%.3f ms on trial): the %s%s%s, %.3f ms on trial, looks "
+          "ahead instead", (double)mean / 1e6, WATCH_N,
+          (double)p->keep_ns / 1e6, kind_name(p->alt_kind),
+          p->alt_kind >= 0 && (p->alt_kind & KIND_IN_ORDER) ? " in order"
+                                                            : "",
+          p->alt_late ? " leaving late" : "", (double)p->alt_ns / 1e6);
+  p->planned = 0;
+  p->late = 0;
+  p->npend = 0;
+  if (p->alt_kind >= 0 && plan_ready(p, p->alt_kind)) {
+    p->planned = 1;
+    p->late = p->alt_late;
+  } else {
+    /* The window, or a plan that cannot be built for want of memory:
+     * the window starts over (Note [Back to the window]). */
+    p->window_back = 1;
+  }
+}
+
 /* The way chosen when the trial ends: of the plans, as kind_best
  * chooses, looking ahead only if 2 % faster than the window or as fast
  * and bringing in 1 % fewer bytes (Note [Ties go to fewer bytes]); of the
@@ -657,6 +784,7 @@ static void trial_decide(lms__plan_t *p) {
     p->late = late;
   }
   p->window_back = kind_best(p) >= 0 && !p->planned;
+  watch_start(p, w, best, c, kind);
   LMS_LOG(INFO, GRAPH, "an iteration took %.3f ms with the window, %.3f ms "
           "with the period's plan, %.3f ms with it cut at step %u "
           "(0: not tried, as where it decides as the plan does), %.3f ms "
@@ -897,6 +1025,9 @@ static void trial_step(lms__plan_t *p) {
     p->trial_late2_in = in;
     p->late_left[1] = p->left_late != p->trial_left0;
     trial_decide(p);
+    break;
+  case TRIAL_WATCH:
+    watch_step(p, took);
     break;
   default:
     return;
@@ -2217,4 +2348,6 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->plan_in = p->have_plan ? p->plan_in : 0;
   out->kind_dirty = p->kind_dirty;
   out->windows_back = p->windows_back;
+  out->ways_replaced = p->ways_replaced;
+  out->replaced_ns = p->replaced_ns;
 }

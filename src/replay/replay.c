@@ -472,6 +472,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   out->late = info.late;
   out->order = info.order;
   out->trial_window_ns = info.trial_window_ns;
+  out->replaced = info.ways_replaced;
+  out->replaced_ns = info.replaced_ns;
   out->plan_in = strcmp(info.ahead, "window") != 0 ? info.plan_in : 0;
   out->period = info.period;
 

@@ -104,6 +104,11 @@ typedef struct lms__replay_result {
                                 graph/ahead.c) */
   uint64_t trial_window_ns;  /* the window's iteration on trial; 0: none
                                 (Note [Back to the window] there) */
+  uint64_t replaced;         /* the times the way kept after a trial was
+                                replaced (Note [The trial keeps score]
+                                there) */
+  uint64_t replaced_ns;      /* ... the mean of the iterations it took
+                                then; 0: never replaced */
   uint64_t plan_in;          /* the chunk bytes the plan looking ahead at
                                 the end brings in an iteration as planned;
                                 0 where the window looks ahead */
