@@ -672,6 +672,14 @@ static int plan_ready(lms__plan_t *p, int kind) {
          build_plan(p, spread, order, dense, cut);
 }
 
+/* The kind looking ahead now (-1: the window), as plan_ready takes it. */
+static int ahead_kind(const lms__plan_t *p) {
+  if (!p->planned) return -1;
+  return (p->spread ? KIND_SPREAD : 0) | (p->order ? KIND_IN_ORDER : 0) |
+         (p->dense ? KIND_DENSE : 0) | (p->dense == 2 ? KIND_OUT : 0) |
+         (p->cut ? KIND_CUT : 0);
+}
+
 /* What a kind is called in the log (-1: the window). */
 static const char *kind_name(int kind) {
   return kind < 0                      ? "window"
@@ -801,13 +809,7 @@ static void trial_decide(lms__plan_t *p) {
           (double)p->trial_dout_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
-          !p->planned ? "window"
-          : p->spread ? "spread plan"
-          : p->dense == 2 ? "plan by density counting write-backs"
-          : p->dense  ? "plan by density"
-          : p->cut    ? "plan cut where it brings in the least"
-                      : "plan",
-          p->planned && p->order ? " in order" : "",
+          kind_name(ahead_kind(p)), p->planned && p->order ? " in order" : "",
           p->planned && p->late ? " leaving late" : "");
 }
 
