@@ -77,9 +77,29 @@ def by_hand(tmp):
     for link in ("pcie3", "c2c"):
         rin = lp_bound.LINKS[link][0]
         want = 2 * c + 2 * (s / 3) / rin
-        got = lp(p, C, link)["ns"]
+        r = lp(p, C, link)
+        got = r["ns"]
         check(close(got, want), "two chunks read in turn over %s: %.0f ns, "
               "by hand %.0f" % (link, got, want))
+        # its schedule, step by step (--show): the windows add up to the
+        # iteration and the copies to its bytes; each step starts with
+        # the chunk it reads whole and two thirds of the other, and the
+        # third that left comes in after the compute, none during it
+        w = r["steps"]
+        check(len(w) == 2 and close(sum(x["ns"] for x in w), got) and
+              close(sum(x["in_during"] + x["in_after"] for x in w),
+                    r["bytes_h2d"]) and
+              close(sum(x["out_during"] + x["out_after"] for x in w),
+                    r["bytes_d2h"]) and
+              all(close(x["ns"], c + (s / 3) / rin) for x in w),
+              "  its steps add up: %s" % ["%.0f ns" % x["ns"] for x in w])
+        check(all(close(x["on_device"].get(str(t), 0.0), 1.0) and
+                  close(x["on_device"].get(str(1 - t), 0.0), 2 / 3) and
+                  x["in_during"] < 1e-3 and close(x["in_after"], s / 3)
+                  for t, x in enumerate(w)) and
+              sorted(r["large"]) == ["0", "1"],
+              "  on the device at each step's start: %s"
+              % [x["on_device"] for x in w])
     # Kept whole, neither fits beside the other (1.2 C): each comes in
     # whole after the step before its use has computed.
     for link in ("pcie3", "c2c"):
@@ -123,6 +143,24 @@ def by_hand(tmp):
     # A step larger than the capacity has no answer.
     check(lp(p, 2500, "pcie3") is None,
           "a step over the capacity is said to be so")
+
+
+def shown(tmp):
+    """--show prints a line a step and --json keeps them."""
+    tool = os.path.join(HERE, "..", "bench", "workloads", "lp_bound.py")
+    out = os.path.join(tmp, "show.json")
+    p = subprocess.run([sys.executable, tool,
+                        os.path.join(tmp, "read.trace"), "1GB", "--links",
+                        "pcie3", "--show", "--json", out],
+                       capture_output=True, text=True)
+    rows = json.load(open(out)) if p.returncode == 0 else []
+    lines = [l for l in p.stdout.splitlines() if l[:4].strip().isdigit()]
+    check(p.returncode == 0 and len(rows) == 1 and
+          len(rows[0].get("steps", [])) == 2 and len(lines) == 2 and
+          "r:0" in lines[0] and "1=0.67" in lines[0] and
+          "r:1" in lines[1] and "0=0.67" in lines[1],
+          "lp_bound.py --show: exit %d, %s" % (p.returncode,
+                                               lines or p.stderr.strip()))
 
 
 def bad_input(tmp):
@@ -221,6 +259,7 @@ def main():
         sys.exit("usage: lp_bound_test.py LMS")
     with tempfile.TemporaryDirectory() as tmp:
         by_hand(tmp)
+        shown(tmp)
         bad_input(tmp)
         against_sim(sys.argv[1], tmp)
         whole_against_sim(sys.argv[1], tmp)

@@ -61,7 +61,7 @@ pipeline stage's 1.7 million in 16 minutes and 4 GB; traces of a million
 chunk-steps and more (the LSTM, speech recognition) are out of its reach.
 
     lp_bound.py TRACE CAPACITY[,CAPACITY..] [--links pcie3,pcie5,..]
-                [--json PATH] [--bytes] [--whole [--time-limit S]]
+                [--json PATH] [--bytes] [--whole [--time-limit S]] [--show]
     lp_bound.py --against SWEEP.json TRACE.. [--json PATH]
 
 CAPACITY is in bytes (as `lms sim --json` prints it) or with a suffix
@@ -73,6 +73,13 @@ programme, scipy's milp), the bound for schedules of whole chunks, which
 pieces can beat; it says how much of a run's distance from the bound is
 the chunks' size.  HiGHS stops after --time-limit seconds (60) with the
 least time it has proved, printed, and the best schedule it found.
+--show prints the programme's schedule in part, a line a step: its
+window's time and compute, the bytes copied in and out during its
+compute and after it, the chunks of an eighth of the capacity or more
+that it uses, and the share of each such chunk on the device at its
+start (what a schedule of whole chunks can be held to, step by step;
+--json then has them as each row's "steps"); with --whole, the best
+schedule of whole chunks found as well ("whole_steps").
 --against takes the runs of
 a sweep (bench/workloads/sweep.py --json) of the traces given, solves the
 programme at each run's capacity and link, and prints each policy's
@@ -188,7 +195,7 @@ def build(chunks, steps):
             if t in mode_at:
                 nxt = mode_at[t]
             live[t] = nxt in ("r", "rw")
-        model.append((size, cyclic, alive, mode_at, live))
+        model.append((size, cyclic, alive, mode_at, live, c))
     return model
 
 
@@ -244,9 +251,14 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
     wout = [[] for _ in range(n)]
     scale = float(cap)  # sizes in capacities keep the matrix well scaled
     cb = 1.0 if objective == "bytes" else 0.0
-    for size, cyclic, alive, mode_at, live in model:
+    # the chunks whose state `steps` shows: an eighth of the capacity or
+    # more (the chunks a schedule of whole chunks finds hardest to place)
+    shown = []
+    for size, cyclic, alive, mode_at, live, cid in model:
         s = size / scale
         x, h = {}, {}
+        if size * 8 >= cap:
+            shown.append((cid, x, size))
         for t in alive:
             m = mode_at.get(t)
             if m is not None:
@@ -338,8 +350,21 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
                    for v, s in cin[t] + win[t]) * scale
     bytes_out = sum(xs[v] * s for t in range(n)
                     for v, s in cout[t] + wout[t]) * scale
+    # Each step's window: its time, its copies during its compute and
+    # after, and the share of each large chunk on the device at its start.
+    per_step = []
+    for t in range(n):
+        per_step.append({
+            "ns": xs[T[t]], "compute_ns": float(steps[t][0]),
+            "in_during": sum(xs[v] * s for v, s in cin[t]) * scale,
+            "in_after": sum(xs[v] * s for v, s in win[t]) * scale,
+            "out_during": sum(xs[v] * s for v, s in cout[t]) * scale,
+            "out_after": sum(xs[v] * s for v, s in wout[t]) * scale,
+            "on_device": {str(cid): xs[x[t]] for cid, x, _ in shown
+                          if t in x and xs[x[t]] > 0.005}})
     out = {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
-           "variables": nv, "rows": nrow}
+           "variables": nv, "rows": nrow, "steps": per_step,
+           "large": {str(cid): size for cid, _, size in shown}}
     if whole:
         # The least time proved; the schedule found (ns) is no bound
         # unless HiGHS proved it optimal.
@@ -402,6 +427,26 @@ def against(sweep, traces, json_out):
     return 1 if beaten else 0
 
 
+def show(r, steps):
+    """--show: the schedule, a line a step (MB, ms)."""
+    large = {int(c) for c in r["large"]}
+    print("large chunks (MB): " + ", ".join(
+        "%s %.1f" % (c, sz / 1e6) for c, sz in
+        sorted(r["large"].items(), key=lambda i: int(i[0]))))
+    print("%4s %8s %8s %15s %15s  %s" % ("step", "ms", "compute",
+                                          "in MB dur+aft", "out MB dur+aft",
+                                          "large chunks: used | on device"))
+    for t, w in enumerate(r["steps"]):
+        used = " ".join("%s:%d" % (m, c) for m, c in steps[t][1]
+                        if c in large)
+        dev = " ".join("%s=%.2f" % (c, f) for c, f in
+                       sorted(w["on_device"].items(), key=lambda i: int(i[0])))
+        print("%4d %8.3f %8.3f %7.1f+%7.1f %7.1f+%7.1f  %s | %s"
+              % (t, w["ns"] / 1e6, w["compute_ns"] / 1e6,
+                 w["in_during"] / 1e6, w["in_after"] / 1e6,
+                 w["out_during"] / 1e6, w["out_after"] / 1e6, used, dev))
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--against":
         ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -423,6 +468,7 @@ def main():
     ap.add_argument("--bytes", action="store_true")
     ap.add_argument("--whole", action="store_true")
     ap.add_argument("--time-limit", default="60")
+    ap.add_argument("--show", action="store_true")
     args = ap.parse_args()
     try:
         limit = float(args.time_limit)
@@ -452,6 +498,10 @@ def main():
                    "lp_ns": r["ns"], "lp_bytes_h2d": r["bytes_h2d"],
                    "lp_bytes_d2h": r["bytes_d2h"],
                    "variables": r["variables"], "seconds": time.time() - t0}
+            if args.show:
+                row["steps"] = r["steps"]
+                row["large"] = r["large"]
+                show(r, steps)
             if args.bytes:
                 rb = solve(model, steps, cap, l, "bytes")
                 row["lp_min_bytes_h2d"] = rb["bytes_h2d"]
@@ -478,6 +528,10 @@ def main():
                          "%.1f ms)" % (row["whole_seconds"],
                                        row["whole_found_ns"] / 1e6)),
                       flush=True)
+                if args.show:
+                    row["whole_steps"] = rw["steps"]
+                    print("the schedule of whole chunks found:")
+                    show(rw, steps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
