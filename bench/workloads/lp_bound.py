@@ -346,10 +346,6 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
             raise RuntimeError("HiGHS: %s" % res.message)
     xs = res.x
     ns = sum(xs[v] for v in T)
-    bytes_in = sum(xs[v] * s for t in range(n)
-                   for v, s in cin[t] + win[t]) * scale
-    bytes_out = sum(xs[v] * s for t in range(n)
-                    for v, s in cout[t] + wout[t]) * scale
     # Each step's window: its time, its copies during its compute and
     # after, and the share of each large chunk on the device at its start.
     per_step = []
@@ -362,6 +358,8 @@ def solve(model, steps, cap, link, objective, whole=False, limit=None):
             "out_after": sum(xs[v] * s for v, s in wout[t]) * scale,
             "on_device": {str(cid): xs[x[t]] for cid, x, _ in shown
                           if t in x and xs[x[t]] > 0.005}})
+    bytes_in = sum(w["in_during"] + w["in_after"] for w in per_step)
+    bytes_out = sum(w["out_during"] + w["out_after"] for w in per_step)
     out = {"ns": ns, "bytes_h2d": bytes_in, "bytes_d2h": bytes_out,
            "variables": nv, "rows": nrow, "steps": per_step,
            "large": {str(cid): size for cid, _, size in shown}}
