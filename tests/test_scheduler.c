@@ -2466,10 +2466,11 @@ Test(planned, bytes_survive_home_before_leaving) {
 Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
   const shape_t sh = {.min_size = 64 * KiB, .max_size = 4 * MiB,
                       .transient = 1};
-  static const char *const ways[] = {"window", "plan", "spread", "dense",
-                                     "dense-w"};
-  uint64_t chose[5] = {0, 0, 0, 0, 0}, chose_late = 0, chose_order = 0;
+  static const char *const ways[] = {"window", "plan",    "spread",
+                                     "dense",  "dense-w", "dense-h"};
+  uint64_t chose[6] = {0, 0, 0, 0, 0, 0}, chose_late = 0, chose_order = 0;
   uint64_t tried_dense = 0, tried_late2 = 0, skipped_late = 0, tried_dout = 0;
+  uint64_t tried_dhold = 0;
   uint64_t dense_more = 0;
   for (int k = 0; k < 16; k++) {
     lms__workload_t w;
@@ -2504,7 +2505,8 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                              &res, err);
     cr_assert(eq(int, st, LMS_OK), "%s: %s", what, err);
     cr_log_info("%s: window %.3f ms, plan %.3f ms, by density %.3f ms "
-                "(in order %.3f ms, counting write-backs %.3f ms), spread "
+                "(in order %.3f ms, counting write-backs %.3f ms, holding "
+                "write-backs' room %.3f ms), spread "
                 "plan %.3f ms, in order %.3f ms, "
                 "leaving late %.3f ms: %s%s%s after %d iterations, settled "
                 "at %.3f ms", what,
@@ -2513,6 +2515,7 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                 (double)info.trial_dense_ns / 1e6,
                 (double)info.trial_dorder_ns / 1e6,
                 (double)info.trial_dout_ns / 1e6,
+                (double)info.trial_dhold_ns / 1e6,
                 (double)info.trial_spread_ns / 1e6,
                 (double)info.trial_order_ns / 1e6,
                 (double)info.trial_late_ns / 1e6, res.ahead,
@@ -2529,20 +2532,24 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     cr_assert(gt(u64, on, 0), "%s", what);
     /* The kinds of plan: the plan, by density, spread, spread in order,
      * by density in order (tried only after by density), by density
-     * counting write-backs (where it decides otherwise than by
-     * density); bit[] is each one's bit of kind_dirty. */
-    uint64_t t[6] = {pn, info.trial_dense_ns ? info.trial_dense_ns
+     * counting write-backs and by density holding the room of its
+     * write-backs (each where it decides otherwise than by density);
+     * bit[] is each one's bit of kind_dirty. */
+    uint64_t t[7] = {pn, info.trial_dense_ns ? info.trial_dense_ns
                                              : UINT64_MAX, sn, on,
                      info.trial_dorder_ns ? info.trial_dorder_ns
                                           : UINT64_MAX,
-                     info.trial_dout_ns ? info.trial_dout_ns : UINT64_MAX};
-    uint64_t in[6] = {info.trial_plan_in, info.trial_dense_in,
+                     info.trial_dout_ns ? info.trial_dout_ns : UINT64_MAX,
+                     info.trial_dhold_ns ? info.trial_dhold_ns : UINT64_MAX};
+    uint64_t in[7] = {info.trial_plan_in,   info.trial_dense_in,
                       info.trial_spread_in, info.trial_order_in,
-                      info.trial_dorder_in, info.trial_dout_in};
-    static const int bit[6] = {0, 1, 2, 3, 4, 6};
+                      info.trial_dorder_in, info.trial_dout_in,
+                      info.trial_dhold_in};
+    static const int bit[7] = {0, 1, 2, 3, 4, 6, 7};
     uint64_t wi = info.trial_window_in;
     tried_dense += t[1] != UINT64_MAX;
     tried_dout += t[5] != UINT64_MAX;
+    tried_dhold += t[6] != UINT64_MAX;
     cr_assert(eq(int, t[1] == UINT64_MAX, t[4] == UINT64_MAX), "%s", what);
     /* Note [Whole chunks kept] in graph/ahead.c: tried wherever it
      * decides otherwise, whatever the bytes: where the two plans bring in
@@ -2556,11 +2563,11 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
                 (unsigned long long)info.end_plan_in);
     dense_more += t[1] != UINT64_MAX && info.dense_plan_in >= info.end_plan_in;
     int b = 1;
-    for (int k = 2; k < 6; k++)
+    for (int k = 2; k < 7; k++)
       if (t[k] < t[b]) b = k;
     if (!(t[b] < pn / 50 * 49)) b = 0;
     int r = -1;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
       if (k != b && t[k] != UINT64_MAX && (r < 0 || t[k] < t[r])) r = k;
     /* Note [Leaving late]: a plan that sent no dirty chunk away on trial
      * is not tried leaving late; the next fastest is, where the plan
@@ -2591,6 +2598,7 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     int way = plan_wins || late
                   ? (kind == 0                ? 1
                      : kind == 5              ? 4
+                     : kind == 6              ? 5
                      : kind == 1 || kind == 4 ? 3
                                               : 2)
                   : 0;
@@ -2613,16 +2621,20 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
               "tried in %llu (planning no fewer bytes than the plan in "
               "%llu) and kept in %llu; the next fastest plan left "
               "them late in %llu; the plan chosen sent no dirty chunk away "
-              "in %llu", (unsigned long long)chose_late,
+              "in %llu; the plan by density holding write-backs' room was "
+              "tried in %llu and kept in %llu",
+              (unsigned long long)chose_late,
               (unsigned long long)chose_order, (unsigned long long)tried_dense,
               (unsigned long long)dense_more,
               (unsigned long long)chose[3], (unsigned long long)tried_late2,
-              (unsigned long long)skipped_late);
+              (unsigned long long)skipped_late,
+              (unsigned long long)tried_dhold, (unsigned long long)chose[5]);
   /* Every outcome occurred: the choice is not fixed.  The plan by
    * density was timed where it plans no fewer bytes than the plan by end
    * (before, it was tried only where it planned fewer). */
   cr_assert(gt(u64, dense_more, 0));
   cr_assert(gt(u64, tried_dout, 0));
+  cr_assert(gt(u64, tried_dhold, 0));
   cr_assert(gt(u64, skipped_late, 0));
   cr_assert(gt(u64, chose[0], 0));
   cr_assert(gt(u64, chose[1], 0));

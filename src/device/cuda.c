@@ -47,6 +47,7 @@ typedef struct cuda_dev {
   /* Link emulation (Note [Emulating a slower link]); 0: off. */
   double throttle_h2d_gbps, throttle_d2h_gbps;
   double native_h2d_gbps, native_d2h_gbps;
+  int rates_measured; /* link_rates: 1 measured, -1 could not be */
   /* Note [Pinned slabs on the GPU's node] (core/numa.c); -1: the machine
    * has one node or the GPU's is unknown, and slabs come from
    * cudaHostAlloc. */
@@ -402,6 +403,32 @@ static void cu_destroy(lms_dev_t *d) {
   free(c);
 }
 
+static double measure_rate(int h2d);
+
+/* The rates copies run at: the emulated link's where one is set, else the
+ * native link's, measured once (one 64 MiB pinned copy each way, outside
+ * the budget for a moment).  Both ways at once are not measured: 0. */
+static lms_status_t cu_link_rates(lms_dev_t *d, double *h2d, double *d2h,
+                                  double *both) {
+  cuda_dev_t *c = as_cuda(d);
+  if (c->rates_measured == 0) {
+    if (c->native_h2d_gbps <= 0.0) c->native_h2d_gbps = measure_rate(1);
+    if (c->native_d2h_gbps <= 0.0) c->native_d2h_gbps = measure_rate(0);
+    c->rates_measured =
+        c->native_h2d_gbps > 0.0 && c->native_d2h_gbps > 0.0 ? 1 : -1;
+  }
+  if (c->rates_measured < 0) return LMS_ERR_UNSUPPORTED;
+  double in = c->native_h2d_gbps, out = c->native_d2h_gbps;
+  if (c->throttle_h2d_gbps > 0.0 && c->throttle_h2d_gbps < in)
+    in = c->throttle_h2d_gbps;
+  if (c->throttle_d2h_gbps > 0.0 && c->throttle_d2h_gbps < out)
+    out = c->throttle_d2h_gbps;
+  *h2d = in * 1e9;
+  *d2h = out * 1e9;
+  *both = 0.0;
+  return LMS_OK;
+}
+
 static const lms_dev_ops_t cuda_ops = {
     .version = LMS_DEV_OPS_VERSION,
     .name = "cuda",
@@ -429,6 +456,7 @@ static const lms_dev_ops_t cuda_ops = {
     .set_budget = cu_set_budget,
     .event_create_timed = cu_event_create_timed,
     .event_elapsed = cu_event_elapsed,
+    .link_rates = cu_link_rates,
 };
 
 uint64_t lms__cuda_pool_peak(lms_dev_t *d) {

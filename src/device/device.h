@@ -151,6 +151,12 @@ typedef struct lms_dev_ops {
   lms_status_t (*va_reserve)(lms_dev_t *d, size_t size, void **va);
   lms_status_t (*va_release)(lms_dev_t *d, void *va);
   lms_status_t (*dev_map)(lms_dev_t *d, void *va, void *ptr, size_t size);
+  /* Optional (NULL: not known).  The copy engines' rates in bytes a
+   * second: each way alone, and both ways at once summed (0: each way
+   * keeps its own rate whatever the other does).  Not fault-injected; a
+   * device may measure them on the first call. */
+  lms_status_t (*link_rates)(lms_dev_t *d, double *h2d, double *d2h,
+                             double *both);
 } lms_dev_ops_t;
 
 /* The common head of every device object. */

@@ -1048,6 +1048,15 @@ static void sim_destroy(lms_dev_t *d) {
   free(s);
 }
 
+static lms_status_t sim_link_rates(lms_dev_t *d, double *h2d, double *d2h,
+                                   double *both) {
+  const sim_t *s = (const sim_t *)d;
+  *h2d = s->link.h2d_gbps * 1e9;
+  *d2h = s->link.d2h_gbps * 1e9;
+  *both = s->link.both_gbps * 1e9;
+  return LMS_OK;
+}
+
 static const lms_dev_ops_t sim_ops = {
     .version = LMS_DEV_OPS_VERSION,
     .name = "sim",
@@ -1078,6 +1087,7 @@ static const lms_dev_ops_t sim_ops = {
     .va_reserve = sim_va_reserve,
     .va_release = sim_va_release,
     .dev_map = sim_dev_map,
+    .link_rates = sim_link_rates,
 };
 
 /* ---- Creation and the fault spec ------------------------------------ */

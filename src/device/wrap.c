@@ -170,6 +170,12 @@ static lms_status_t w_dev_map(lms_dev_t *d, void *va, void *p, size_t n) {
   FORWARD(d, dev_map, in_->ops->dev_map(in_, va, p, n));
 }
 
+static lms_status_t w_link_rates(lms_dev_t *d, double *h2d, double *d2h,
+                                 double *both) {
+  lms_dev_t *in_ = W(d)->inner;
+  return in_->ops->link_rates(in_, h2d, d2h, both);
+}
+
 static void wrap_destroy(lms_dev_t *d) {
   lms_dev_t *inner = W(d)->inner;
   if (W(d)->hooks->fini != NULL) W(d)->hooks->fini(W(d));
@@ -212,6 +218,7 @@ void lms__dev_wrap_init(lms__dev_wrap_t *w, lms_dev_t *inner,
       .va_reserve = io->va_reserve ? w_va_reserve : NULL,
       .va_release = io->va_release ? w_va_release : NULL,
       .dev_map = io->dev_map ? w_dev_map : NULL,
+      .link_rates = io->link_rates ? w_link_rates : NULL,
   };
   w->head.ops = &w->ops;
   w->head.last_error[0] = '\0';

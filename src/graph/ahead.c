@@ -202,6 +202,36 @@
  * (bench/results/2026-12-02-sim-victims.md).  So it is a way on trial
  * of its own, tried where it sends a chunk away after other uses than
  * the plan by density.  Cost: a sort of the gaps, O(g log g). */
+/* Note [Room a write-back holds]
+ * A chunk leaving dirty gives back its room only once its write-back
+ * has ended, and the plan counted that room free from the step after the
+ * one it left after.  Where steps are short beside a large chunk's copy
+ * that is wrong for several steps: VGG-16's training at 2x over pcie5
+ * (411 MB activations and weights, forward's steps about 1 ms, a 411 MB
+ * write-back 9.6 ms at the 42.7 GB/s the link out runs at beside copies
+ * in) lost 16.9 ms of forward's 36.7 waiting for room that the plan by
+ * density had planned for (bench/results/2026-12-02-sim-vgg16-schedule.md).
+ * So where the caller gives each step's compute (step_ns) and the link
+ * out's rate (out_bps), a gap not kept whose first use writes (dirty is
+ * guessed as for the weight of Note [Whole chunks kept]) also holds its
+ * chunk's bytes at the steps after that use that begin before its
+ * write-back can have ended: each step from the one after, while the
+ * compute of the steps between is less than the chunk's size over the
+ * rate, and never past the gap.  The later gaps and copies in then see
+ * that room taken.  The write-back is taken to start when the step it
+ * follows ends and to run alone on the link out; where write-backs queue
+ * it ends later still, which the plan does not see.  Applied to every
+ * plan, the sweep of the twenty traces was worse in 37 of 240 runs (DLRM
+ * 3-7 %, VGG-16 over pcie3 11 %: the plans, greedy, keep less and find
+ * nothing better to do with the room), so it is a way on trial of its own
+ * (Note [Ways to look ahead, measured] in plan.c): the plan by density
+ * holding the room of its write-backs, tried where it sends a chunk away
+ * after other uses than the plan by density.  Against 5647e85, over the
+ * twenty traces' 240 runs (bench/results/2026-12-03-sim-write-back-room.md):
+ * kept in 7, VGG-16 at 2x over pcie5 6.1 % faster (1.339 -> 1.258 of
+ * the lower bound), the pipeline stage at 4x and 10x 0.8-1.4 %; one run
+ * 0.4 % slower; with waits measured 9 faster, 3 slower by 0.2 % at most.
+ * Cost: O(k) for a gap whose hold spans k steps, at most its length. */
 /* Note [Where the cycle is cut]
  * The period is a cycle, and the order by end (step 2 of Note [A planned
  * period]) needs a step to start from.  From step 0, the gaps round the
@@ -379,6 +409,14 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
     }
     out->drop[x.from] = 1;
     out->drop_bytes += x.size;
+    /* Note [Room a write-back holds]. */
+    if (in->step_ns != NULL && in->out_bps > 0 &&
+        (in->ref_access[x.from] & LMS_ACCESS_WRITE)) {
+      double wb = (double)x.size / in->out_bps * 1e9, sum = 0;
+      uint32_t e = x.start + 1;
+      while (e < x.end && sum < wb) sum += (double)in->step_ns[e++ % p];
+      if (e > x.start + 1) circ_add(t, p, x.start + 1, e, (int64_t)x.size);
+    }
     /* Fetched only if the second use reads. */
     if (in->ref_access[x.to] & LMS_ACCESS_OVERWRITE) continue;
     x.room = copy_room(t, p, occ, cap, &x, x.end - 1, out);

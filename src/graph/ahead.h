@@ -51,6 +51,11 @@ typedef struct lms__ahead_in {
                                 steps to start from, `cut` among them, and
                                 keep the one that brings in the fewest
                                 bytes */
+  const uint64_t *step_ns;   /* with out_bps > 0: per step its compute in
+                                nanoseconds, and a dirty chunk's room is
+                                held while its write-back runs (Note [Room
+                                a write-back holds] in ahead.c); NULL: not */
+  double out_bps;            /* the link out, bytes a second */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {

@@ -191,7 +191,9 @@ typedef struct lms__plan_info {
                            start (Note [A false period] in plan.c) */
   const char *ahead;    /* what looks ahead now: "window", "plan",
                            "dense" (the plan deciding by density),
-                           "dense-w" (the same counting write-backs), "cut"
+                           "dense-w" (the same counting write-backs),
+                           "dense-h" (the same holding the room of its
+                           write-backs while they run), "cut"
                            (the plan by end cut where it brings in the least)
                            or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
@@ -225,6 +227,9 @@ typedef struct lms__plan_info {
                            their use, where that was tried; else 0 */
   uint64_t trial_dout_ns, trial_dout_in; /* ... counting write-backs,
                            where that was tried; else 0 */
+  uint64_t trial_dhold_ns, trial_dhold_in; /* ... holding the room of its
+                           write-backs while they run, where that was
+                           tried; else 0 */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
                            each brought in, its iteration timed on trial
                            (Note [Ties go to fewer bytes] in plan.c) */

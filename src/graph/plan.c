@@ -71,6 +71,7 @@ typedef struct pstep {
   uint32_t first, n;
   uint64_t sig;
   uint64_t serial; /* the last serial handed out when it was recorded */
+  uint64_t ns;     /* its compute, when last seen */
 } pstep_t;
 
 typedef enum mode { MODE_NONE, MODE_LEARNING, MODE_ACTIVE } mode_t_;
@@ -91,6 +92,10 @@ enum {
   TRIAL_DENSE_OUT,     /* the plan by density counting write-backs, where
                           it decides otherwise than by density (Note
                           [Whole chunks kept] in ahead.c) */
+  TRIAL_DENSE_HOLD,    /* the plan by density holding the room of its
+                          write-backs, where it decides otherwise than by
+                          density (Note [Room a write-back holds] in
+                          ahead.c) */
   TRIAL_CUT,           /* the plan by end cut where it brings in the least,
                           where that is not step 0 and it decides
                           otherwise (Note [Where the cycle is cut] in
@@ -218,6 +223,7 @@ struct lms__plan {
   uint64_t trial_dense_ns; /* the plan deciding by density */
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
   uint64_t trial_dout_ns, trial_dout_in; /* ... counting write-backs */
+  uint64_t trial_dhold_ns, trial_dhold_in; /* ... holding their room */
   uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
                              brings in the least */
   uint32_t cut_step;      /* ... its cut, once built on trial */
@@ -474,14 +480,17 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * the plan by end does (Note [Whole chunks kept] in ahead.c) and then
  * that bringing chunks in by their use, then the plan by density
  * counting write-backs where it decides otherwise than by density
- * (the same Note), then, where chunks are made of
+ * (the same Note), then the plan by density holding the room of its
+ * write-backs while they run, likewise, where the device says how fast
+ * its link out is (Note [Room a write-back holds] in ahead.c), then,
+ * where chunks are made of
  * pieces, the plan by end cut at the step where it brings in the least,
  * where that is not step 0 and it decides otherwise (Note [Where the
  * cycle is cut] in ahead.c), then the plan chosen of them leaving its
  * dirty chunks late, and where that was not 2 % faster, the next fastest
  * plan leaving them late (Note [Leaving late]).  Of the plans, the
- * fastest of the plan by density (by bytes a step, and counting
- * write-backs), the spread plan, each in order and the plan cut
+ * fastest of the plan by density (by bytes a step, counting
+ * write-backs, and holding their room), the spread plan, each in order and the plan cut
  * elsewhere is chosen if its last
  * timed iteration was 2 % faster than the plan's
  * (more than the 1 % either may still move), else the plan.  Each is
@@ -498,7 +507,7 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * new schedule starts a new trial.  The replay does not call an
  * iteration settled during a trial (lms__plan_info's `deciding`), and
  * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
- * trial of up to nine ways (ten with pieces) and a settling after it
+ * trial of up to ten ways (eleven with pieces) and a settling after it
  * fit (a run of the nine traces of bench/workloads/gen_traces.py took 39,
  * with waits measured; 37 before the eighth way, 40 before the seventh;
  * of the fifteen, once the plan by density went on trial wherever it decides
@@ -507,7 +516,9 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * c2c not settling in 48; of the twenty's 240 runs, with the plan by
  * density counting write-backs on trial, a mean of 27.7, 25.8 before,
  * and with waits measured 28.8 and 27.0, 13 runs not settling in 48
- * against 11).
+ * against 11; with the plan holding write-backs' room on trial 28.9
+ * against 27.6, and 30.0 against 28.7 with waits measured, the same 9
+ * and 13 runs not settling).
  *
  * Note [Ties go to fewer bytes]
  * Two ways within 2 % of each other's time are a tie the trial cannot
@@ -568,6 +579,7 @@ static int trial_settled(lms__plan_t *p, uint64_t took) {
   return hi - lo <= hi / 100;
 }
 
+static double out_rate(const lms__plan_t *p);
 static int build_plan(lms__plan_t *p, int spread, int order, int dense,
                       int cut);
 
@@ -591,10 +603,13 @@ enum {
   KIND_DENSE_ORDER = KIND_DENSE | KIND_IN_ORDER,
   KIND_CUT = 8,      /* the plan by end cut where it brings in the least */
   KIND_OUT = 16,     /* a bit of KIND_DENSE_OUT */
-  KIND_DENSE_OUT = KIND_DENSE | KIND_OUT /* counting write-backs */
+  KIND_DENSE_OUT = KIND_DENSE | KIND_OUT, /* counting write-backs */
+  KIND_HOLD = 32,    /* a bit of KIND_DENSE_HOLD */
+  KIND_DENSE_HOLD = KIND_DENSE | KIND_HOLD /* holding write-backs' room */
 };
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
-                            KIND_DENSE_ORDER, KIND_CUT, KIND_DENSE_OUT};
+                            KIND_DENSE_ORDER, KIND_CUT, KIND_DENSE_OUT,
+                            KIND_DENSE_HOLD};
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
@@ -603,6 +618,7 @@ static uint64_t kind_ns(const lms__plan_t *p, int k) {
   uint64_t t = k == 0                 ? p->trial_plan_ns
                : k == KIND_CUT         ? p->trial_cut_ns
                : k == KIND_DENSE_OUT   ? p->trial_dout_ns
+               : k == KIND_DENSE_HOLD  ? p->trial_dhold_ns
                : k == KIND_DENSE       ? p->trial_dense_ns
                : k == KIND_DENSE_ORDER ? p->trial_dorder_ns
                : k == KIND_SPREAD      ? p->trial_spread_ns
@@ -614,16 +630,17 @@ static uint64_t kind_in(const lms__plan_t *p, int k) {
   return k == 0                 ? p->trial_plan_in
          : k == KIND_CUT         ? p->trial_cut_in
          : k == KIND_DENSE_OUT   ? p->trial_dout_in
+         : k == KIND_DENSE_HOLD  ? p->trial_dhold_in
          : k == KIND_DENSE       ? p->trial_dense_in
          : k == KIND_DENSE_ORDER ? p->trial_dorder_in
          : k == KIND_SPREAD      ? p->trial_spread_in
                                  : p->trial_order_in;
 }
 
-/* The kind the trial would keep of the seven timed (-1 for none): the
+/* The kind the trial would keep of the eight timed (-1 for none): the
  * fastest of the plan by density, the spread plan and each in order, the
- * plan by density counting write-backs, and the plan cut where it brings
- * in the least, if
+ * plan by density counting write-backs or holding their room, and the
+ * plan cut where it brings in the least, if
  * 2 % faster than the plan; else the plan.  Each held to the plan, not to
  * the one before it: held in a chain, ResNet-50 at 4x over pcie5 kept
  * the plan by density where the spread plan in order was 2.0 % faster
@@ -665,7 +682,10 @@ static void trial_dirty(lms__plan_t *p, int k) {
 static int plan_ready(lms__plan_t *p, int kind) {
   int spread = (kind & KIND_SPREAD) != 0,
       order = (kind & KIND_IN_ORDER) != 0,
-      dense = (kind & KIND_DENSE) ? ((kind & KIND_OUT) ? 2 : 1) : 0,
+      dense = (kind & KIND_DENSE) ? ((kind & KIND_OUT)    ? 2
+                                     : (kind & KIND_HOLD) ? 3
+                                                          : 1)
+                                  : 0,
       cut = (kind & KIND_CUT) != 0;
   return (p->have_plan && spread == p->spread && order == p->order &&
           dense == p->dense && cut == p->cut) ||
@@ -677,6 +697,7 @@ static int ahead_kind(const lms__plan_t *p) {
   if (!p->planned) return -1;
   return (p->spread ? KIND_SPREAD : 0) | (p->order ? KIND_IN_ORDER : 0) |
          (p->dense ? KIND_DENSE : 0) | (p->dense == 2 ? KIND_OUT : 0) |
+         (p->dense == 3 ? KIND_HOLD : 0) |
          (p->cut ? KIND_CUT : 0);
 }
 
@@ -685,6 +706,7 @@ static const char *kind_name(int kind) {
   return kind < 0                      ? "window"
          : (kind & KIND_SPREAD)         ? "spread plan"
          : kind == KIND_DENSE_OUT       ? "plan by density counting write-backs"
+         : kind == KIND_DENSE_HOLD      ? "plan by density holding write-backs' room"
          : (kind & KIND_DENSE)          ? "plan by density"
          : kind == KIND_CUT             ? "plan cut where it brings in the least"
                                         : "plan";
@@ -799,14 +821,15 @@ static void trial_decide(lms__plan_t *p) {
           "with it deciding by density (0: not tried, likewise), "
           "%.3f ms with that bringing chunks in by their use and %.3f ms "
           "with it counting write-backs (0: not tried, likewise), %.3f ms "
-          "with the spread plan, %.3f ms "
+          "with it holding write-backs' room (0: not tried, likewise), "
+          "%.3f ms with the spread plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
           "the next fastest leaving them late (0: not tried): the %s%s%s "
           "looks ahead", (double)w / 1e6, (double)p->trial_plan_ns / 1e6,
           (double)p->trial_cut_ns / 1e6, p->cut_step,
           (double)p->trial_dense_ns / 1e6, (double)p->trial_dorder_ns / 1e6,
-          (double)p->trial_dout_ns / 1e6,
+          (double)p->trial_dout_ns / 1e6, (double)p->trial_dhold_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
           kind_name(ahead_kind(p)), p->planned && p->order ? " in order" : "",
@@ -878,6 +901,28 @@ static void trial_cut_start(lms__plan_t *p) {
   trial_late_start(p, 0);
 }
 
+/* Note [Room a write-back holds] in ahead.c: the plan by density holding
+ * the room of its write-backs goes on trial wherever it sends a chunk
+ * away after other uses than the plan by density (both built again to
+ * compare) and the device says how fast its link out is; else, or where
+ * either cannot be built for want of memory, the plan cut elsewhere is
+ * next.  O(r log r) for r references. */
+static void trial_dhold_start(lms__plan_t *p) {
+  p->trial_n = 0;
+  uint8_t *dense_drop = out_rate(p) > 0.0 && build_plan(p, 0, 0, 1, 0)
+                            ? drops_now(p)
+                            : NULL;
+  int built = dense_drop != NULL && build_plan(p, 0, 0, 3, 0);
+  int alike = built && same_drops(p, dense_drop);
+  free(dense_drop);
+  if (built && !alike) {
+    p->trial = TRIAL_DENSE_HOLD;
+    p->planned = 1;
+    return;
+  }
+  trial_cut_start(p);
+}
+
 /* Note [Whole chunks kept] in ahead.c: the plan by density counting
  * write-backs goes on trial wherever it sends a chunk away after other
  * uses than the plan by density (both built again to compare); else, or
@@ -894,7 +939,7 @@ static void trial_dout_start(lms__plan_t *p) {
     p->planned = 1;
     return;
   }
-  trial_cut_start(p);
+  trial_dhold_start(p);
 }
 
 /* Note [Whole chunks kept] in ahead.c: the plan deciding by density goes
@@ -1000,6 +1045,13 @@ static void trial_step(lms__plan_t *p) {
     p->trial_dout_ns = took;
     p->trial_dout_in = in;
     trial_dirty(p, KIND_DENSE_OUT);
+    trial_dhold_start(p);
+    break;
+  case TRIAL_DENSE_HOLD:
+    if (!trial_settled(p, took)) break;
+    p->trial_dhold_ns = took;
+    p->trial_dhold_in = in;
+    trial_dirty(p, KIND_DENSE_HOLD);
     trial_cut_start(p);
     break;
   case TRIAL_CUT:
@@ -1054,6 +1106,19 @@ static void trial_step(lms__plan_t *p) {
  * looks ahead. */
 int lms__plan_spread_fails;
 int lms__plan_end_fails;
+
+/* Note [Room a write-back holds] in ahead.c: the rate a write-back runs
+ * at while copies in run beside it, bytes a second; 0 where the device
+ * does not say. */
+static double out_rate(const lms__plan_t *p) {
+  lms_dev_t *d = p->swap->dev;
+  double in = 0.0, out = 0.0, both = 0.0;
+  if (d->ops->link_rates == NULL ||
+      d->ops->link_rates(d, &in, &out, &both) != LMS_OK || !(out > 0.0))
+    return 0.0;
+  if (both > 0.0 && in > 0.0 && both < in + out) out = both * out / (in + out);
+  return out;
+}
 /* Note [Where the cycle is cut] in ahead.c: the steps the plan cut
  * where it brings in the least may try. */
 #define PLAN_CUTS 16u
@@ -1073,7 +1138,9 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
   unsigned *acc = malloc(((size_t)p->nrefs + 1) * sizeof *acc);
   uint8_t *lives = calloc((size_t)nkeys + 1, 1);
   uint64_t *cost = malloc(((size_t)nkeys + 1) * sizeof *cost);
-  if (acc != NULL && lives != NULL && cost != NULL) {
+  uint64_t *sns = malloc(((size_t)p->period + 1) * sizeof *sns);
+  if (acc != NULL && lives != NULL && cost != NULL && sns != NULL) {
+    for (uint32_t i = 0; i < p->period; i++) sns[i] = p->steps[i].ns;
     for (uint32_t i = 0; i < p->nrefs; i++) acc[i] = p->refs[i].access;
     uint64_t cap = p->swap->placement.capacity;
     for (uint32_t k = 0; k < nkeys; k++) {
@@ -1085,8 +1152,10 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
         .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
         .key_size = cost, .key_lives = lives,
         .capacity = cap - cap / 64, .reach = p->window.steps,
-        .spread = spread, .in_order = order, .dense = dense,
-        .cut = 0, .cuts = cut ? PLAN_CUTS : 1};
+        .spread = spread, .in_order = order, .dense = dense == 3 ? 1 : dense,
+        .cut = 0, .cuts = cut ? PLAN_CUTS : 1,
+        .step_ns = dense == 3 ? sns : NULL,
+        .out_bps = dense == 3 ? out_rate(p) : 0.0};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
@@ -1114,6 +1183,7 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
   free(acc);
   free(lives);
   free(cost);
+  free(sns);
   p->npend = 0;
   if (!p->have_plan) p->planned = 0;
   return p->have_plan;
@@ -1143,6 +1213,7 @@ static void plan_period(lms__plan_t *p) {
   p->trial_late2_ns = p->trial_late2_in = 0;
   p->trial_dorder_ns = p->trial_dorder_in = 0;
   p->trial_dout_ns = p->trial_dout_in = 0;
+  p->trial_dhold_ns = p->trial_dhold_in = 0;
   p->trial_cut_ns = p->trial_cut_in = 0;
   p->cut_step = 0;
   p->cut_plan_in = 0;
@@ -1242,6 +1313,7 @@ static int activate(lms__plan_t *p, uint32_t period) {
 /* Binds the chunks seen in the current step to the keys of schedule step
  * `pos`. */
 static void bind_current(lms__plan_t *p, uint32_t pos) {
+  p->steps[pos].ns = p->pending_ns;
   const pstep_t *st = &p->steps[pos];
   for (uint32_t i = 0; i < st->n && i < p->ncur; i++) {
     uint64_t key = p->refs[st->first + i].key;
@@ -1277,6 +1349,7 @@ static int record_current(lms__plan_t *p, uint64_t sig) {
   p->steps[p->nsteps].n = p->ncur;
   p->steps[p->nsteps].sig = sig;
   p->steps[p->nsteps].serial = p->swap->serial;
+  p->steps[p->nsteps].ns = p->pending_ns;
   p->nsteps++;
   lms__period_starts_recorded(&p->starts, p->nsteps);
   return 0;
@@ -2311,6 +2384,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->ahead = !p->planned ? "window"
                : p->spread ? "spread"
                : p->dense == 2 ? "dense-w"
+               : p->dense == 3 ? "dense-h"
                : p->dense  ? "dense"
                : p->cut    ? "cut"
                            : "plan";
@@ -2336,6 +2410,8 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_dorder_in = p->trial_dorder_in;
   out->trial_dout_ns = p->trial_dout_ns;
   out->trial_dout_in = p->trial_dout_in;
+  out->trial_dhold_ns = p->trial_dhold_ns;
+  out->trial_dhold_in = p->trial_dhold_in;
   out->trial_window_in = p->trial_window_in;
   out->trial_plan_in = p->trial_plan_in;
   out->trial_dense_in = p->trial_dense_in;
