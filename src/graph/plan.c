@@ -901,45 +901,38 @@ static void trial_cut_start(lms__plan_t *p) {
   trial_late_start(p, 0);
 }
 
-/* Note [Room a write-back holds] in ahead.c: the plan by density holding
- * the room of its write-backs goes on trial wherever it sends a chunk
- * away after other uses than the plan by density (both built again to
- * compare) and the device says how fast its link out is; else, or where
- * either cannot be built for want of memory, the plan cut elsewhere is
- * next.  O(r log r) for r references. */
-static void trial_dhold_start(lms__plan_t *p) {
+/* A plan by density of kind `dense` (ahead_in's) goes on trial as
+ * `trial` where it sends a chunk away after other uses than the plan by
+ * density (both built again to compare); 1 if it did, 0 where they are
+ * alike or either cannot be built for want of memory. */
+static int trial_beside_dense(lms__plan_t *p, int dense, int trial) {
   p->trial_n = 0;
-  uint8_t *dense_drop = out_rate(p) > 0.0 && build_plan(p, 0, 0, 1, 0)
-                            ? drops_now(p)
-                            : NULL;
-  int built = dense_drop != NULL && build_plan(p, 0, 0, 3, 0);
+  uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
+  int built = dense_drop != NULL && build_plan(p, 0, 0, dense, 0);
   int alike = built && same_drops(p, dense_drop);
   free(dense_drop);
-  if (built && !alike) {
-    p->trial = TRIAL_DENSE_HOLD;
-    p->planned = 1;
-    return;
-  }
-  trial_cut_start(p);
+  if (!built || alike) return 0;
+  p->trial = trial;
+  p->planned = 1;
+  return 1;
+}
+
+/* Note [Room a write-back holds] in ahead.c: the plan by density holding
+ * the room of its write-backs goes on trial wherever it decides otherwise
+ * than the plan by density and the device says how fast its link out
+ * is; else the plan cut elsewhere is next.  O(r log r) for r
+ * references. */
+static void trial_dhold_start(lms__plan_t *p) {
+  if (out_rate(p) <= 0.0 || !trial_beside_dense(p, 3, TRIAL_DENSE_HOLD))
+    trial_cut_start(p);
 }
 
 /* Note [Whole chunks kept] in ahead.c: the plan by density counting
- * write-backs goes on trial wherever it sends a chunk away after other
- * uses than the plan by density (both built again to compare); else, or
- * where either cannot be built for want of memory, the plan cut
- * elsewhere is next.  O(r log r) for r references. */
+ * write-backs goes on trial wherever it decides otherwise than the plan
+ * by density; else the plan holding write-backs' room is next.
+ * O(r log r) for r references. */
 static void trial_dout_start(lms__plan_t *p) {
-  p->trial_n = 0;
-  uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
-  int built = dense_drop != NULL && build_plan(p, 0, 0, 2, 0);
-  int alike = built && same_drops(p, dense_drop);
-  free(dense_drop);
-  if (built && !alike) {
-    p->trial = TRIAL_DENSE_OUT;
-    p->planned = 1;
-    return;
-  }
-  trial_dhold_start(p);
+  if (!trial_beside_dense(p, 2, TRIAL_DENSE_OUT)) trial_dhold_start(p);
 }
 
 /* Note [Whole chunks kept] in ahead.c: the plan deciding by density goes
