@@ -1131,9 +1131,14 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
   unsigned *acc = malloc(((size_t)p->nrefs + 1) * sizeof *acc);
   uint8_t *lives = calloc((size_t)nkeys + 1, 1);
   uint64_t *cost = malloc(((size_t)nkeys + 1) * sizeof *cost);
-  uint64_t *sns = malloc(((size_t)p->period + 1) * sizeof *sns);
-  if (acc != NULL && lives != NULL && cost != NULL && sns != NULL) {
-    for (uint32_t i = 0; i < p->period; i++) sns[i] = p->steps[i].ns;
+  /* Note [Room a write-back holds] in ahead.c: the steps' compute, for
+   * the plan that holds write-backs' room alone. */
+  uint64_t *sns =
+      dense == 3 ? malloc(((size_t)p->period + 1) * sizeof *sns) : NULL;
+  if (acc != NULL && lives != NULL && cost != NULL &&
+      (dense != 3 || sns != NULL)) {
+    for (uint32_t i = 0; sns != NULL && i < p->period; i++)
+      sns[i] = p->steps[i].ns;
     for (uint32_t i = 0; i < p->nrefs; i++) acc[i] = p->refs[i].access;
     uint64_t cap = p->swap->placement.capacity;
     for (uint32_t k = 0; k < nkeys; k++) {
@@ -1147,8 +1152,7 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
         .capacity = cap - cap / 64, .reach = p->window.steps,
         .spread = spread, .in_order = order, .dense = dense == 3 ? 1 : dense,
         .cut = 0, .cuts = cut ? PLAN_CUTS : 1,
-        .step_ns = dense == 3 ? sns : NULL,
-        .out_bps = dense == 3 ? out_rate(p) : 0.0};
+        .step_ns = sns, .out_bps = sns != NULL ? out_rate(p) : 0.0};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
