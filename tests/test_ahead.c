@@ -146,6 +146,15 @@ static void variant(lms__ahead_in_t *in, uint64_t *s) {
   /* Note [Room a write-back holds]: one case in three, steps of 1 ns to
    * 10 us and a link out that writes a chunk back in 0 to about 20 of
    * them. */
+  /* Note [A plan searched by its time]: one case in four, decisions
+   * forced at random. */
+  static uint8_t force[600];
+  in->force = NULL;
+  if (rnd_in(s, 0, 3) == 0) {
+    for (uint32_t r = 0; r < in->nrefs && r < 600; r++)
+      force[r] = (uint8_t)rnd_in(s, 0, 2);
+    in->force = force;
+  }
   static uint64_t ns[600];
   in->step_ns = NULL;
   in->out_bps = 0.0;
@@ -401,6 +410,72 @@ Test(ahead, a_write_back_holds_its_room_while_it_runs) {
     /* refs 1 and 3: A's write at step 0, B's read at step 1 */
     cr_assert(eq(int, a.drop[1], 1), "case %d", k);
     cr_assert(eq(int, a.drop[3], k == 1 ? 1 : 0), "case %d", k);
+    lms__ahead_free(&a);
+  }
+}
+
+/* Note [A plan searched by its time]: A and B, 100 bytes each, read at
+ * steps 0 and 1 of 2 (1000 ns of compute each), under 150 bytes: neither
+ * gap has room, and each copy in starts at its own use (the step before
+ * has the other chunk).  At 1 GB/s each way a copy takes 100 ns, and the
+ * model's iteration is two copies and two steps: 2200 ns.  With A written
+ * at step 0 it goes home after that step (100 ns), and B's copy waits
+ * for its room: 2300 ns.  Under 250 bytes both stay: 2000 ns, the
+ * compute alone. */
+Test(ahead, the_model_times_a_plan_as_worked_by_hand) {
+  period_t w;
+  const uint64_t size[2] = {100, 100};
+  const uint8_t lives[2] = {1, 1};
+  const uint64_t ns[2] = {1000, 1000};
+  const unsigned R = LMS_ACCESS_READ, RW = LMS_ACCESS_READ | LMS_ACCESS_WRITE;
+  const struct {
+    unsigned a_acc;
+    uint64_t cap;
+    double want;
+  } cases[] = {{R, 150, 2200}, {RW, 150, 2300}, {R, 250, 2000}};
+  for (int c = 0; c < 3; c++) {
+    const hand_ref_t refs[] = {{0, 0, cases[c].a_acc}, {1, 1, R}};
+    hand_period(&w, 2, 2, size, lives, refs, 2);
+    lms__ahead_in_t in = input(&w, cases[c].cap, 2);
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    cr_assert(eq(u64, a.fetch_bytes, cases[c].cap < 200 ? 200 : 0),
+              "case %d", c);
+    double t = lms__ahead_time(&in, &a, ns, 1e9, 1e9);
+    cr_assert(ieee_ulp_eq(dbl, t, cases[c].want, 4), "case %d: %.1f ns", c,
+              t);
+    /* No rates, no answer. */
+    cr_assert(ieee_ulp_eq(dbl, lms__ahead_time(&in, &a, ns, 0.0, 1e9), 0.0,
+                          4));
+    lms__ahead_free(&a);
+  }
+}
+
+/* Note [A plan searched by its time]: A and B (100 bytes) read at steps 0
+ * and 1 of 3, C (10) at step 2, under 205 bytes.  By end A's gap is
+ * decided first and stays, and B's then has no room at step 2 (C, A and
+ * B: 210).  Forced first, B's stays and A's has none.  C's gap has no
+ * room beside the two 100-byte chunks at step 0 or 1 either way: 110
+ * bytes come in.  Forced away, A leaves, and its copy in takes its room
+ * at step 2, where B's gap then has none: 210 bytes. */
+Test(ahead, a_forced_decision_is_taken) {
+  period_t w;
+  const uint64_t size[3] = {100, 100, 10};
+  const uint8_t lives[3] = {1, 1, 1};
+  const unsigned R = LMS_ACCESS_READ;
+  const hand_ref_t refs[] = {{0, 0, R}, {1, 1, R}, {2, 2, R}};
+  hand_period(&w, 3, 3, size, lives, refs, 3);
+  const uint8_t none[3] = {0, 0, 0}, b_first[3] = {0, 2, 0},
+                a_away[3] = {1, 0, 0};
+  const uint8_t *force[3] = {none, b_first, a_away};
+  for (int k = 0; k < 3; k++) {
+    lms__ahead_in_t in = input(&w, 205, 3);
+    in.force = force[k];
+    lms__ahead_t a;
+    cr_assert(eq(int, lms__ahead_build(&in, &a), LMS_OK));
+    cr_assert(eq(int, a.drop[0], k == 0 ? 0 : 1), "case %d", k);
+    cr_assert(eq(int, a.drop[1], k == 1 ? 0 : 1), "case %d", k);
+    cr_assert(eq(u64, a.fetch_bytes, k == 2 ? 210 : 110), "case %d", k);
     lms__ahead_free(&a);
   }
 }

@@ -232,6 +232,48 @@
  * the lower bound), the pipeline stage at 4x and 10x 0.8-1.4 %; one run
  * 0.4 % slower; with waits measured 9 faster, 3 slower by 0.2 % at most.
  * Cost: O(k) for a gap whose hold spans k steps, at most its length. */
+/* Note [A plan searched by its time]
+ * The plans count bytes, and the trial times a few of them; between them
+ * lie many others.  The programme of bench/workloads/lp_bound.py shows
+ * better ones: in VGG-16's training at 2x over pcie5 it sends the fc6
+ * gradient home during backward and brings it back during forward,
+ * 1.2 GB more copying than the plans, where the link is idle and the room
+ * is short (bench/results/2026-12-02-sim-vgg16-schedule.md).  Which of
+ * two plans is faster is a question of time, so lms__ahead_time answers
+ * it with a model: the period run three times from an empty device, each
+ * step's compute as last seen; the copies in the plan issues at a step
+ * waiting, by their use, until a step starts with room for them (the
+ * runtime tries them at step boundaries and takes only clean room: Note
+ * [A planned copy takes clean room] in swap/residency.c), then on one
+ * queue in; the chunks of a step not on the device brought in at its
+ * start once their room is free; the write-backs on one queue out (after
+ * the step the chunk leaves after, or during it where that step only
+ * reads it: Note [Home before leaving] in plan.c); a chunk's room free
+ * when it leaves clean or once its write-back has ended; and a step
+ * starting when the one before has ended and its chunks are in.  The
+ * third period's time is the answer.  Each direction runs at its own
+ * rate, both at once.  It is not the simulator: no copy's latency, no
+ * device cache (room is bytes), no free reserve, and over a link not
+ * duplex (pcie5: 87 GB/s both ways) both directions at full rate.  Over
+ * the twenty traces' 240 runs, of each two ways the trial timed more than
+ * 0.5 % apart the model put 81 % in the trial's order, its fastest was
+ * within 1 % of the trial's fastest in 187 runs, and its times were a
+ * median 1.00 of the trial's (a tenth under 0.95, a tenth over 1.06).
+ * With the copies in starting at their step whatever the room, 77 % and
+ * 182 runs; with that and each direction at its share of the both-ways
+ * rate, 77 % and 181, and a tenth over 1.19.
+ * The search (search_plan in plan.c): from the plan by density in order,
+ * or the same counting write-backs where the model times that faster, the
+ * gaps of chunks of at least 1/32 of the capacity, most bytes times
+ * steps inside them first (at most SEARCH_FLIPS), are each decided the
+ * other way in turn (`force`: sent away where kept, decided before the
+ * others where sent away), and a plan so decided is kept where the model
+ * times it 0.5 % faster; a second pass where the first changed anything.
+ * The plan found is a way on trial of its own (Note [Ways to look ahead,
+ * measured] in plan.c), "dense-s", tried where the search changed a
+ * decision and the device gives its rates.
+ * Cost: O(r + p) a timing, O(f r log p) for f tries (f r at most
+ * SEARCH_WORK). */
 /* Note [Where the cycle is cut]
  * The period is a cycle, and the order by end (step 2 of Note [A planned
  * period]) needs a step to start from.  From step 0, the gaps round the
@@ -402,7 +444,9 @@ static uint32_t decide(const gap_t *g, uint32_t ng, lms__rt_t *t,
   for (uint32_t i = 0; i < ng; i++) {
     gap_t x = g[i];
     if (out->drop[x.from]) continue;
-    if (circ_max(t, p, x.start + 1, x.end) + (int64_t)x.size <= cap) {
+    int forced_out = in->force != NULL && in->force[x.from] == 1;
+    if (!forced_out &&
+        circ_max(t, p, x.start + 1, x.end) + (int64_t)x.size <= cap) {
       circ_add(t, p, x.start + 1, x.end, (int64_t)x.size);
       out->kept_bytes += x.size;
       continue;
@@ -556,6 +600,18 @@ static int best_cut(const gap_t *gaps, uint32_t ng, lms__rt_t *t,
   return 0;
 }
 
+/* The gaps forced to be decided first go to the front of order, each
+ * part in the order it had.  O(n). */
+static void force_first(gap_t *order, uint32_t n, const uint8_t *force) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (force[order[i].from] != 2) continue;
+    gap_t x = order[i];
+    memmove(order + w + 1, order + w, (size_t)(i - w) * sizeof *order);
+    order[w++] = x;
+  }
+}
+
 static int by_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -645,6 +701,7 @@ lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out) {
   memcpy(order, gaps, (size_t)ng * sizeof *gaps);
   if (dense) qsort(order, ng, sizeof *order, by_density);
   else if (cut != 0) cut_order(order, ng, p, cut);
+  if (in->force != NULL) force_first(order, ng, in->force);
   out->cut = cut;
   uint32_t nf = decide(order, ng, &t, occ, cap, in, out, gaps);
   /* Note [Two buffers]: each pass gives the copies in of the one before
@@ -705,4 +762,153 @@ done:
   free(t.add);
   if (st != LMS_OK) lms__ahead_free(out);
   return st;
+}
+
+/* Note [A plan searched by its time]: a write-back queued, by its end;
+ * and a planned copy in waiting for room, by the step of its use (on the
+ * model's timeline of three periods). */
+#define MODEL_PERIODS 3u /* the model runs the period so often, from empty */
+
+typedef struct wb_q {
+  double end;
+  int64_t size;
+} wb_q_t;
+
+typedef struct wait_in {
+  uint64_t need;
+  uint32_t key;
+} wait_in_t;
+
+/* The time from t on when sz more bytes fit, the write-backs ended by
+ * then given back. */
+static double wb_room(const wb_q_t *q, size_t *qh, size_t qt, int64_t *used,
+                      int64_t cap, int64_t sz, double t) {
+  while (*used + sz > cap && *qh < qt) {
+    if (q[*qh].end > t) t = q[*qh].end;
+    *used -= q[*qh].size;
+    (*qh)++;
+  }
+  return t;
+}
+
+/* Note [A plan searched by its time]: the iteration the model gives the
+ * plan a built from in, in nanoseconds; 0 where it cannot say (no memory,
+ * no rates).  O(r + p) for r references and p steps where the plan
+ * issues its copies in by their use (each joins the waiting ones by an
+ * insertion from the end). */
+double lms__ahead_time(const lms__ahead_in_t *in, const lms__ahead_t *a,
+                       const uint64_t *step_ns, double h2d, double d2h) {
+  uint32_t p = in->period, nr = in->nrefs, nk = in->nkeys;
+  if (p == 0 || !(h2d > 0) || !(d2h > 0)) return 0;
+  uint8_t *res = calloc((size_t)nk + 1, 1), *dirty = calloc((size_t)nk + 1, 1);
+  double *pend = malloc(((size_t)nk + 1) * sizeof *pend);
+  uint32_t *last = malloc(((size_t)nk + 1) * sizeof *last);
+  uint32_t *sfirst = calloc((size_t)p + 1, sizeof *sfirst);
+  /* At most a write-back and a copy in a reference a period. */
+  wb_q_t *q = malloc(((size_t)nr * MODEL_PERIODS + 1) * sizeof *q);
+  wait_in_t *wait = malloc(((size_t)nr * MODEL_PERIODS + 1) * sizeof *wait);
+  uint32_t nw = 0;
+  double result = 0;
+  if (!res || !dirty || !pend || !last || !sfirst || !q || !wait) goto done;
+  for (uint32_t k = 0; k < nk; k++) pend[k] = -1;
+  for (uint32_t i = 0; i < nr; i++) {
+    last[in->ref_key[i]] = i;
+    sfirst[in->ref_step[i] + 1]++;
+  }
+  for (uint32_t s = 0; s < p; s++) sfirst[s + 1] += sfirst[s];
+  int64_t cap = (int64_t)in->capacity, used = 0;
+  double in_free = 0, out_free = 0, tend = 0, mark = 0;
+  size_t qh = 0, qt = 0;
+  for (uint32_t g = 0; g < MODEL_PERIODS * p; g++) {
+    uint32_t s = g % p;
+    if (g == (MODEL_PERIODS - 1) * p) mark = tend;
+    /* What has been written home by the step's start is room again. */
+    while (qh < qt && q[qh].end <= tend) used -= q[qh++].size;
+    /* The copies in the plan issues here join those waiting, by their
+     * use, and start in that order while each has room; the rest wait
+     * for the next step (as planned_prefetch in plan.c tries them).  One
+     * whose use has begun is the acquire's, below. */
+    for (uint32_t f = a->fetch_first[s]; f < a->fetch_first[s + 1]; f++) {
+      uint32_t r = a->fetch_ref[f];
+      uint64_t need = g + (in->ref_step[r] + p - s) % p;
+      uint32_t j = nw++;
+      while (j > 0 && wait[j - 1].need > need) {
+        wait[j] = wait[j - 1];
+        j--;
+      }
+      wait[j] = (wait_in_t){need, in->ref_key[r]};
+    }
+    uint32_t j = 0, kept = 0;
+    for (; j < nw; j++) {
+      uint32_t k = wait[j].key;
+      if (res[k] || pend[k] >= 0 || wait[j].need <= g) continue;
+      int64_t sz = (int64_t)in->key_size[k];
+      if (used + sz > cap) break;
+      double st = in_free > tend ? in_free : tend;
+      in_free = st + (double)sz / h2d * 1e9;
+      pend[k] = in_free;
+      used += sz;
+    }
+    for (; j < nw; j++) wait[kept++] = wait[j];
+    nw = kept;
+    /* The step's chunks not on the device nor coming come now, each once
+     * its room is free; the step starts once they are all in. */
+    double start = tend;
+    for (uint32_t i = sfirst[s]; i < sfirst[s + 1]; i++) {
+      uint32_t k = in->ref_key[i];
+      int64_t sz = (int64_t)in->key_size[k];
+      if (!res[k] && pend[k] < 0) {
+        double st = wb_room(q, &qh, qt, &used, cap, sz, tend);
+        if ((in->ref_access[i] & LMS_ACCESS_READ) &&
+            !(in->ref_access[i] & LMS_ACCESS_OVERWRITE)) {
+          if (in_free > st) st = in_free;
+          in_free = st + (double)sz / h2d * 1e9;
+          pend[k] = in_free;
+        } else {
+          pend[k] = st;
+        }
+        used += sz;
+      }
+      if (pend[k] > start) start = pend[k];
+    }
+    tend = start + (double)step_ns[s];
+    /* It leaves what it wrote dirty, and what the plan sends away after
+     * it (and what is allocated afresh each period, after its last use)
+     * leaves: clean, its room at once; dirty, once written home. */
+    for (uint32_t i = sfirst[s]; i < sfirst[s + 1]; i++) {
+      uint32_t k = in->ref_key[i];
+      res[k] = 1;
+      pend[k] = -1;
+      if (in->ref_access[i] & LMS_ACCESS_WRITE) dirty[k] = 1;
+    }
+    for (uint32_t i = sfirst[s]; i < sfirst[s + 1]; i++) {
+      uint32_t k = in->ref_key[i];
+      int64_t sz = (int64_t)in->key_size[k];
+      int gone = !in->key_lives[k] && last[k] == i;
+      if (!a->drop[i] && !gone) continue;
+      if (!res[k]) continue;
+      res[k] = 0;
+      if (dirty[k] && !gone) {
+        /* Home before leaving: a chunk the step only reads goes home
+         * while it computes. */
+        double from = (in->ref_access[i] & LMS_ACCESS_WRITE) ? tend : start;
+        double st = out_free > from ? out_free : from;
+        out_free = st + (double)sz / d2h * 1e9;
+        q[qt++] = (wb_q_t){out_free, sz};
+      } else {
+        used -= sz;
+      }
+      dirty[k] = 0;
+    }
+  }
+  result = tend - mark;
+done:
+  free(wait);
+  free(res);
+  free(dirty);
+  free(pend);
+  free(last);
+  free(sfirst);
+  free(q);
+  return result;
 }

@@ -56,6 +56,9 @@ typedef struct lms__ahead_in {
                                 held while its write-back runs (Note [Room
                                 a write-back holds] in ahead.c); NULL: not */
   double out_bps;            /* the link out, bytes a second */
+  const uint8_t *force;      /* NULL, or per reference for the gap after
+                                it: 1 sent away, 2 decided before the
+                                others (kept if it has room) */
 } lms__ahead_in_t;
 
 typedef struct lms__ahead {
@@ -77,5 +80,10 @@ typedef struct lms__ahead {
  * (LMS_ERR_HOST_OOM) *out holds nothing to free. */
 lms_status_t lms__ahead_build(const lms__ahead_in_t *in, lms__ahead_t *out);
 void lms__ahead_free(lms__ahead_t *a);
+/* The time the model of Note [A plan searched by its time] gives an
+ * iteration of plan a (built from in) with step_ns per step and the
+ * rates in and out in bytes a second; 0 where it cannot say. */
+double lms__ahead_time(const lms__ahead_in_t *in, const lms__ahead_t *a,
+                       const uint64_t *step_ns, double h2d, double d2h);
 
 #endif

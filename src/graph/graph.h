@@ -193,7 +193,8 @@ typedef struct lms__plan_info {
                            "dense" (the plan deciding by density),
                            "dense-w" (the same counting write-backs),
                            "dense-h" (the same holding the room of its
-                           write-backs while they run), "cut"
+                           write-backs while they run), "dense-s" (the
+                           same in order, searched by its time), "cut"
                            (the plan by end cut where it brings in the least)
                            or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
@@ -230,6 +231,9 @@ typedef struct lms__plan_info {
   uint64_t trial_dhold_ns, trial_dhold_in; /* ... holding the room of its
                            write-backs while they run, where that was
                            tried; else 0 */
+  uint64_t trial_dsearch_ns, trial_dsearch_in; /* ... the plan by density
+                           in order searched by its time (Note [A plan
+                           searched by its time] in ahead.c) */
   uint64_t trial_window_in, trial_plan_in, trial_dense_in; /* the bytes
                            each brought in, its iteration timed on trial
                            (Note [Ties go to fewer bytes] in plan.c) */

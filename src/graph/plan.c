@@ -96,6 +96,10 @@ enum {
                           write-backs, where it decides otherwise than by
                           density (Note [Room a write-back holds] in
                           ahead.c) */
+  TRIAL_DENSE_SEARCH,  /* the plan by density in order with the decisions
+                          its time model finds faster, where it decides
+                          otherwise than by density (Note [A plan
+                          searched by its time] in ahead.c) */
   TRIAL_CUT,           /* the plan by end cut where it brings in the least,
                           where that is not step 0 and it decides
                           otherwise (Note [Where the cycle is cut] in
@@ -209,7 +213,11 @@ struct lms__plan {
   int order;             /* ... and its copies in go by their use (Note
                             [Copies in by their use] in ahead.c) */
   int dense;             /* ahead is the plan deciding by density (Note
-                            [Whole chunks kept] in ahead.c) */
+                            [Whole chunks kept] in ahead.c): 1, 2
+                            counting write-backs, 3 holding their room
+                            (Note [Room a write-back holds]), 4 in order
+                            and searched by its time (Note [A plan
+                            searched by its time]) */
   int cut;               /* ahead is the plan by end cut where it brings
                             in the least (Note [Where the cycle is cut]
                             in ahead.c) */
@@ -224,6 +232,8 @@ struct lms__plan {
   uint64_t trial_dorder_ns, trial_dorder_in; /* ... in order */
   uint64_t trial_dout_ns, trial_dout_in; /* ... counting write-backs */
   uint64_t trial_dhold_ns, trial_dhold_in; /* ... holding their room */
+  uint64_t trial_dsearch_ns, trial_dsearch_in; /* ... searched */
+  uint32_t searched;      /* decisions the last search changed */
   uint64_t trial_cut_ns, trial_cut_in; /* the plan by end cut where it
                              brings in the least */
   uint32_t cut_step;      /* ... its cut, once built on trial */
@@ -605,11 +615,13 @@ enum {
   KIND_OUT = 16,     /* a bit of KIND_DENSE_OUT */
   KIND_DENSE_OUT = KIND_DENSE | KIND_OUT, /* counting write-backs */
   KIND_HOLD = 32,    /* a bit of KIND_DENSE_HOLD */
-  KIND_DENSE_HOLD = KIND_DENSE | KIND_HOLD /* holding write-backs' room */
+  KIND_DENSE_HOLD = KIND_DENSE | KIND_HOLD, /* holding write-backs' room */
+  KIND_SEARCH = 64,  /* a bit of KIND_DENSE_SEARCH */
+  KIND_DENSE_SEARCH = KIND_DENSE | KIND_SEARCH /* searched by its time */
 };
 static const int kinds[] = {0, KIND_DENSE, KIND_SPREAD, KIND_ORDER,
                             KIND_DENSE_ORDER, KIND_CUT, KIND_DENSE_OUT,
-                            KIND_DENSE_HOLD};
+                            KIND_DENSE_HOLD, KIND_DENSE_SEARCH};
 #define NKINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
 /* A kind's timed iteration on trial (UINT64_MAX: not timed, as a plan
@@ -619,6 +631,7 @@ static uint64_t kind_ns(const lms__plan_t *p, int k) {
                : k == KIND_CUT         ? p->trial_cut_ns
                : k == KIND_DENSE_OUT   ? p->trial_dout_ns
                : k == KIND_DENSE_HOLD  ? p->trial_dhold_ns
+               : k == KIND_DENSE_SEARCH ? p->trial_dsearch_ns
                : k == KIND_DENSE       ? p->trial_dense_ns
                : k == KIND_DENSE_ORDER ? p->trial_dorder_ns
                : k == KIND_SPREAD      ? p->trial_spread_ns
@@ -631,6 +644,7 @@ static uint64_t kind_in(const lms__plan_t *p, int k) {
          : k == KIND_CUT         ? p->trial_cut_in
          : k == KIND_DENSE_OUT   ? p->trial_dout_in
          : k == KIND_DENSE_HOLD  ? p->trial_dhold_in
+         : k == KIND_DENSE_SEARCH ? p->trial_dsearch_in
          : k == KIND_DENSE       ? p->trial_dense_in
          : k == KIND_DENSE_ORDER ? p->trial_dorder_in
          : k == KIND_SPREAD      ? p->trial_spread_in
@@ -682,9 +696,10 @@ static void trial_dirty(lms__plan_t *p, int k) {
 static int plan_ready(lms__plan_t *p, int kind) {
   int spread = (kind & KIND_SPREAD) != 0,
       order = (kind & KIND_IN_ORDER) != 0,
-      dense = (kind & KIND_DENSE) ? ((kind & KIND_OUT)    ? 2
-                                     : (kind & KIND_HOLD) ? 3
-                                                          : 1)
+      dense = (kind & KIND_DENSE) ? ((kind & KIND_OUT)      ? 2
+                                     : (kind & KIND_HOLD)   ? 3
+                                     : (kind & KIND_SEARCH) ? 4
+                                                            : 1)
                                   : 0,
       cut = (kind & KIND_CUT) != 0;
   return (p->have_plan && spread == p->spread && order == p->order &&
@@ -697,7 +712,7 @@ static int ahead_kind(const lms__plan_t *p) {
   if (!p->planned) return -1;
   return (p->spread ? KIND_SPREAD : 0) | (p->order ? KIND_IN_ORDER : 0) |
          (p->dense ? KIND_DENSE : 0) | (p->dense == 2 ? KIND_OUT : 0) |
-         (p->dense == 3 ? KIND_HOLD : 0) |
+         (p->dense == 3 ? KIND_HOLD : 0) | (p->dense == 4 ? KIND_SEARCH : 0) |
          (p->cut ? KIND_CUT : 0);
 }
 
@@ -707,6 +722,7 @@ static const char *kind_name(int kind) {
          : (kind & KIND_SPREAD)         ? "spread plan"
          : kind == KIND_DENSE_OUT       ? "plan by density counting write-backs"
          : kind == KIND_DENSE_HOLD      ? "plan by density holding write-backs' room"
+         : kind == KIND_DENSE_SEARCH    ? "plan by density searched by its time"
          : (kind & KIND_DENSE)          ? "plan by density"
          : kind == KIND_CUT             ? "plan cut where it brings in the least"
                                         : "plan";
@@ -822,6 +838,7 @@ static void trial_decide(lms__plan_t *p) {
           "%.3f ms with that bringing chunks in by their use and %.3f ms "
           "with it counting write-backs (0: not tried, likewise), %.3f ms "
           "with it holding write-backs' room (0: not tried, likewise), "
+          "%.3f ms with it searched by its time (0: not tried, likewise), "
           "%.3f ms with the spread plan, %.3f ms "
           "with it bringing chunks in by their use, %.3f ms with the "
           "one chosen of them leaving dirty chunks late and %.3f ms with "
@@ -830,6 +847,7 @@ static void trial_decide(lms__plan_t *p) {
           (double)p->trial_cut_ns / 1e6, p->cut_step,
           (double)p->trial_dense_ns / 1e6, (double)p->trial_dorder_ns / 1e6,
           (double)p->trial_dout_ns / 1e6, (double)p->trial_dhold_ns / 1e6,
+          (double)p->trial_dsearch_ns / 1e6,
           (double)p->trial_spread_ns / 1e6, (double)p->trial_order_ns / 1e6,
           (double)p->trial_late_ns / 1e6, (double)p->trial_late2_ns / 1e6,
           kind_name(ahead_kind(p)), p->planned && p->order ? " in order" : "",
@@ -917,6 +935,30 @@ static int trial_beside_dense(lms__plan_t *p, int dense, int trial) {
   return 1;
 }
 
+/* Note [A plan searched by its time] in ahead.c: the plan by density in
+ * order searched by its time goes on trial wherever the search changed
+ * a decision of the plan it started from, the plan so decides otherwise
+ * than the plan by density, and the device says how fast its link is;
+ * else the plan cut elsewhere is next.  O(f r log r) for f tries of r
+ * references. */
+static void trial_dsearch_start(lms__plan_t *p) {
+  if (out_rate(p) <= 0.0) {
+    trial_cut_start(p);
+    return;
+  }
+  p->trial_n = 0;
+  uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
+  int built = dense_drop != NULL && build_plan(p, 0, 0, 4, 0);
+  int alike = built && (p->searched == 0 || same_drops(p, dense_drop));
+  free(dense_drop);
+  if (!built || alike) {
+    trial_cut_start(p);
+    return;
+  }
+  p->trial = TRIAL_DENSE_SEARCH;
+  p->planned = 1;
+}
+
 /* Note [Room a write-back holds] in ahead.c: the plan by density holding
  * the room of its write-backs goes on trial wherever it decides otherwise
  * than the plan by density and the device says how fast its link out
@@ -924,7 +966,7 @@ static int trial_beside_dense(lms__plan_t *p, int dense, int trial) {
  * references. */
 static void trial_dhold_start(lms__plan_t *p) {
   if (out_rate(p) <= 0.0 || !trial_beside_dense(p, 3, TRIAL_DENSE_HOLD))
-    trial_cut_start(p);
+    trial_dsearch_start(p);
 }
 
 /* Note [Whole chunks kept] in ahead.c: the plan by density counting
@@ -1045,6 +1087,13 @@ static void trial_step(lms__plan_t *p) {
     p->trial_dhold_ns = took;
     p->trial_dhold_in = in;
     trial_dirty(p, KIND_DENSE_HOLD);
+    trial_dsearch_start(p);
+    break;
+  case TRIAL_DENSE_SEARCH:
+    if (!trial_settled(p, took)) break;
+    p->trial_dsearch_ns = took;
+    p->trial_dsearch_in = in;
+    trial_dirty(p, KIND_DENSE_SEARCH);
     trial_cut_start(p);
     break;
   case TRIAL_CUT:
@@ -1112,10 +1161,144 @@ static double out_rate(const lms__plan_t *p) {
   if (both > 0.0 && in > 0.0 && both < in + out) out = both * out / (in + out);
   return out;
 }
+/* Note [A plan searched by its time] in ahead.c: the link's rates each
+ * way, bytes a second; 0 where the device does not say them. */
+static int link_of(const lms__plan_t *p, double *in, double *out) {
+  lms_dev_t *d = p->swap->dev;
+  double both = 0.0;
+  *in = *out = 0.0;
+  return d->ops->link_rates != NULL &&
+         d->ops->link_rates(d, in, out, &both) == LMS_OK && *in > 0.0 &&
+         *out > 0.0;
+}
+
+#define SEARCH_FLIPS 48          /* gaps whose decision is tried the other way */
+#define SEARCH_WORK 4000000ull   /* references planned over all the tries */
+#define SEARCH_GAIN 0.995        /* a try is taken where it is this much faster */
+#define SEARCH_PASSES 2          /* over the gaps, while one changes a decision */
+
+/* Note [A plan searched by its time] in ahead.c: from the plan built in
+ * p->ahead from *in (by density, in order), or the same counting
+ * write-backs where the model times that faster, the large gaps (their
+ * chunk at least 1/32 of the capacity), most bytes times steps inside
+ * first, each decided the other way in turn and kept so where the model
+ * times the plan faster; the plan found is left in p->ahead and the
+ * decisions changed counted in p->searched.  O(f r log p) for f tries of
+ * r references, f at most SEARCH_WORK / r. */
+static void search_plan(lms__plan_t *p, lms__ahead_in_t *in,
+                        const uint64_t *sns) {
+  double hi, ho;
+  uint32_t nr = p->nrefs, per = p->period;
+  p->searched = 0;
+  if (!link_of(p, &hi, &ho) || nr == 0) return;
+  uint32_t tries = SEARCH_FLIPS;
+  if (SEARCH_WORK / SEARCH_PASSES / nr < tries)
+    tries = (uint32_t)(SEARCH_WORK / SEARCH_PASSES / nr);
+  if (tries == 0) return;
+  uint8_t *force = calloc((size_t)nr + 1, 1);
+  uint32_t *prev = malloc(((size_t)in->nkeys + 1) * sizeof *prev);
+  uint32_t *first = malloc(((size_t)in->nkeys + 1) * sizeof *first);
+  struct cand { uint64_t w; uint32_t ref; } *c =
+      malloc(((size_t)nr + 1) * sizeof *c);
+  uint32_t nc = 0;
+  if (force == NULL || prev == NULL || first == NULL || c == NULL) goto done;
+  uint64_t big = in->capacity / 32;
+  for (uint32_t k = 0; k < in->nkeys; k++) prev[k] = first[k] = UINT32_MAX;
+  /* Each gap by its first reference, weighed by its bytes times the
+   * steps inside it. */
+  for (uint32_t i = 0; i < nr; i++) {
+    uint32_t k = in->ref_key[i], at = in->ref_step[i], from = prev[k];
+    if (first[k] == UINT32_MAX) first[k] = i;
+    prev[k] = i;
+    if (from == UINT32_MAX) continue;
+    uint32_t len = at - in->ref_step[from];
+    if (len > 1 && in->key_size[k] >= big)
+      c[nc++] = (struct cand){in->key_size[k] * (len - 1), from};
+  }
+  for (uint32_t k = 0; k < in->nkeys; k++) {
+    if (!in->key_lives[k] || prev[k] == UINT32_MAX) continue;
+    uint32_t len = in->ref_step[first[k]] + per - in->ref_step[prev[k]];
+    if (len > 1 && in->key_size[k] >= big)
+      c[nc++] = (struct cand){in->key_size[k] * (len - 1), prev[k]};
+  }
+  /* Largest first: a selection of `tries`, O(tries n). */
+  if (nc > tries) {
+    for (uint32_t i = 0; i < tries; i++) {
+      uint32_t m = i;
+      for (uint32_t j = i + 1; j < nc; j++)
+        if (c[j].w > c[m].w) m = j;
+      struct cand x = c[i];
+      c[i] = c[m];
+      c[m] = x;
+    }
+    nc = tries;
+  }
+  double best = lms__ahead_time(in, &p->ahead, sns, hi, ho);
+  if (!(best > 0.0)) goto done;
+  /* Where the model times it faster, the search starts from the plan
+   * counting write-backs, in order.  (From the plan holding write-backs'
+   * room too, three runs of the twenty traces' 240 were slower and none
+   * faster: bench/results/2026-12-03-sim-searched-plan.md.) */
+  lms__ahead_in_t alt = *in;
+  alt.dense = 2;
+  lms__ahead_t t0;
+  if (lms__ahead_build(&alt, &t0) == LMS_OK) {
+    double ns = lms__ahead_time(&alt, &t0, sns, hi, ho);
+    if (ns > 0.0 && ns < best) {
+      best = ns;
+      lms__ahead_free(&p->ahead);
+      p->ahead = t0;
+      *in = alt;
+    } else {
+      lms__ahead_free(&t0);
+    }
+  }
+  LMS_LOG(DEBUG, GRAPH, "search from %.3f ms by the model (by density%s)",
+          best / 1e6, in->dense == 2 ? " counting write-backs" : "");
+  in->force = force;
+  int more = 1;
+  for (uint32_t pass = 0; pass < SEARCH_PASSES && more; pass++) {
+    more = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+      uint32_t r = c[i].ref;
+      if (force[r] != 0) continue; /* decided otherwise already */
+      force[r] = p->ahead.drop[r] ? 2 : 1;
+      lms__ahead_t t;
+      if (lms__ahead_build(in, &t) != LMS_OK) {
+        force[r] = 0;
+        more = 0;
+        break;
+      }
+      double ns = lms__ahead_time(in, &t, sns, hi, ho);
+      if (ns > 0.0 && ns < best * SEARCH_GAIN) {
+        best = ns;
+        lms__ahead_free(&p->ahead);
+        p->ahead = t;
+        p->searched++;
+        more = 1;
+      } else {
+        force[r] = 0;
+        lms__ahead_free(&t);
+      }
+    }
+  }
+  in->force = NULL;
+  LMS_LOG(DEBUG, GRAPH, "searched %u gaps: %u decided otherwise, %.3f ms "
+          "an iteration by the model", nc, p->searched, best / 1e6);
+done:
+  free(force);
+  free(prev);
+  free(first);
+  free(c);
+}
+
 /* Note [Where the cycle is cut] in ahead.c: the steps the plan cut
  * where it brings in the least may try. */
 #define PLAN_CUTS 16u
 
+/* Builds the plan of a kind into p->ahead: spread or not, in order or
+ * not, deciding by end (dense 0) or by density as p->dense says, cut or
+ * not; 1 if built. */
 static int build_plan(lms__plan_t *p, int spread, int order, int dense,
                       int cut) {
   static int end_builds;
@@ -1134,9 +1317,9 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
   /* Note [Room a write-back holds] in ahead.c: the steps' compute, for
    * the plan that holds write-backs' room alone. */
   uint64_t *sns =
-      dense == 3 ? malloc(((size_t)p->period + 1) * sizeof *sns) : NULL;
+      dense >= 3 ? malloc(((size_t)p->period + 1) * sizeof *sns) : NULL;
   if (acc != NULL && lives != NULL && cost != NULL &&
-      (dense != 3 || sns != NULL)) {
+      (dense < 3 || sns != NULL)) {
     for (uint32_t i = 0; sns != NULL && i < p->period; i++)
       sns[i] = p->steps[i].ns;
     for (uint32_t i = 0; i < p->nrefs; i++) acc[i] = p->refs[i].access;
@@ -1150,10 +1333,12 @@ static int build_plan(lms__plan_t *p, int spread, int order, int dense,
         .ref_step = p->ref_step, .ref_key = p->ref_key, .ref_access = acc,
         .key_size = cost, .key_lives = lives,
         .capacity = cap - cap / 64, .reach = p->window.steps,
-        .spread = spread, .in_order = order, .dense = dense == 3 ? 1 : dense,
-        .cut = 0, .cuts = cut ? PLAN_CUTS : 1,
-        .step_ns = sns, .out_bps = sns != NULL ? out_rate(p) : 0.0};
+        .spread = spread, .in_order = order || dense == 4,
+        .dense = dense >= 3 ? 1 : dense, .cut = 0, .cuts = cut ? PLAN_CUTS : 1,
+        .step_ns = dense == 3 ? sns : NULL,
+        .out_bps = dense == 3 ? out_rate(p) : 0.0};
     p->have_plan = lms__ahead_build(&in, &p->ahead) == LMS_OK;
+    if (p->have_plan && dense == 4) search_plan(p, &in, sns);
     p->spread = p->have_plan && spread;
     p->order = p->have_plan && order;
     p->plan_in = 0;
@@ -1211,6 +1396,7 @@ static void plan_period(lms__plan_t *p) {
   p->trial_dorder_ns = p->trial_dorder_in = 0;
   p->trial_dout_ns = p->trial_dout_in = 0;
   p->trial_dhold_ns = p->trial_dhold_in = 0;
+  p->trial_dsearch_ns = p->trial_dsearch_in = 0;
   p->trial_cut_ns = p->trial_cut_in = 0;
   p->cut_step = 0;
   p->cut_plan_in = 0;
@@ -2382,6 +2568,7 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                : p->spread ? "spread"
                : p->dense == 2 ? "dense-w"
                : p->dense == 3 ? "dense-h"
+               : p->dense == 4 ? "dense-s"
                : p->dense  ? "dense"
                : p->cut    ? "cut"
                            : "plan";
@@ -2409,6 +2596,8 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
   out->trial_dout_in = p->trial_dout_in;
   out->trial_dhold_ns = p->trial_dhold_ns;
   out->trial_dhold_in = p->trial_dhold_in;
+  out->trial_dsearch_ns = p->trial_dsearch_ns;
+  out->trial_dsearch_in = p->trial_dsearch_in;
   out->trial_window_in = p->trial_window_in;
   out->trial_plan_in = p->trial_plan_in;
   out->trial_dense_in = p->trial_dense_in;

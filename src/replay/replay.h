@@ -97,7 +97,7 @@ typedef struct lms__replay_result {
   char schedule[16];         /* the planner's source at the end */
   char ahead[8];             /* what looked ahead at the end: "window",
                                 "plan", "dense", "dense-w", "dense-h",
-                                "cut" or "spread" */
+                                "dense-s", "cut" or "spread" */
   int late;                  /* whether that plan left dirty chunks late
                                 (Note [Leaving late] in graph/plan.c) */
   int order;                 /* ... and brought chunks in by their use
