@@ -271,7 +271,15 @@
  * times it 0.5 % faster; a second pass where the first changed anything.
  * The plan found is a way on trial of its own (Note [Ways to look ahead,
  * measured] in plan.c), "dense-s", tried where the search changed a
- * decision and the device gives its rates.
+ * decision and the device gives its rates.  Over the twenty traces' 240
+ * runs against beaad4a (bench/results/2026-12-03-sim-searched-plan.md):
+ * kept in 13; 14 faster (VGG-16 at 2x over nvlink2 2.7 %, 1.322 -> 1.287
+ * of the lower bound, and 1.23 of the programme's), one 1.0 % slower; with
+ * waits measured 12 faster, none slower; GoogLeNet's built-in training
+ * over pcie3 1251.0 -> 1188.4 ms.  Tried on trial wherever its plan
+ * decided otherwise than by density, even with no decision changed, it
+ * was kept where that plan (by density counting write-backs, in order)
+ * won the trial by 0.7 % and settled 2.7 % slower.
  * Cost: O(r + p) a timing, O(f r log p) for f tries (f r at most
  * SEARCH_WORK). */
 /* Note [Where the cycle is cut]
