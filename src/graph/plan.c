@@ -919,7 +919,7 @@ static void trial_cut_start(lms__plan_t *p) {
   trial_late_start(p, 0);
 }
 
-/* A plan by density of kind `dense` (ahead_in's) goes on trial as
+/* A plan by density of kind `dense` (build_plan's) goes on trial as
  * `trial` where it sends a chunk away after other uses than the plan by
  * density (both built again to compare); 1 if it did, 0 where they are
  * alike or either cannot be built for want of memory. */
@@ -927,7 +927,10 @@ static int trial_beside_dense(lms__plan_t *p, int dense, int trial) {
   p->trial_n = 0;
   uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
   int built = dense_drop != NULL && build_plan(p, 0, 0, dense, 0);
-  int alike = built && same_drops(p, dense_drop);
+  /* The plan searched by its time: only where the search changed a
+   * decision of the plan it started from. */
+  int alike = built && ((dense == 4 && p->searched == 0) ||
+                        same_drops(p, dense_drop));
   free(dense_drop);
   if (!built || alike) return 0;
   p->trial = trial;
@@ -942,21 +945,8 @@ static int trial_beside_dense(lms__plan_t *p, int dense, int trial) {
  * else the plan cut elsewhere is next.  O(f r log r) for f tries of r
  * references. */
 static void trial_dsearch_start(lms__plan_t *p) {
-  if (out_rate(p) <= 0.0) {
+  if (out_rate(p) <= 0.0 || !trial_beside_dense(p, 4, TRIAL_DENSE_SEARCH))
     trial_cut_start(p);
-    return;
-  }
-  p->trial_n = 0;
-  uint8_t *dense_drop = build_plan(p, 0, 0, 1, 0) ? drops_now(p) : NULL;
-  int built = dense_drop != NULL && build_plan(p, 0, 0, 4, 0);
-  int alike = built && (p->searched == 0 || same_drops(p, dense_drop));
-  free(dense_drop);
-  if (!built || alike) {
-    trial_cut_start(p);
-    return;
-  }
-  p->trial = TRIAL_DENSE_SEARCH;
-  p->planned = 1;
 }
 
 /* Note [Room a write-back holds] in ahead.c: the plan by density holding
