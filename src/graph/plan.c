@@ -1139,27 +1139,26 @@ static void trial_step(lms__plan_t *p) {
 int lms__plan_spread_fails;
 int lms__plan_end_fails;
 
+/* The link's rates in, out and both ways at once, bytes a second (0
+ * where the device gives none); 0 where it gives no rate out (Notes
+ * [Room a write-back holds] and [A plan searched by its time] in
+ * ahead.c). */
+static int link_of(const lms__plan_t *p, double *in, double *out,
+                   double *both) {
+  lms_dev_t *d = p->swap->dev;
+  *in = *out = *both = 0.0;
+  return d->ops->link_rates != NULL &&
+         d->ops->link_rates(d, in, out, both) == LMS_OK && *out > 0.0;
+}
+
 /* Note [Room a write-back holds] in ahead.c: the rate a write-back runs
  * at while copies in run beside it, bytes a second; 0 where the device
  * does not say. */
 static double out_rate(const lms__plan_t *p) {
-  lms_dev_t *d = p->swap->dev;
-  double in = 0.0, out = 0.0, both = 0.0;
-  if (d->ops->link_rates == NULL ||
-      d->ops->link_rates(d, &in, &out, &both) != LMS_OK || !(out > 0.0))
-    return 0.0;
+  double in, out, both;
+  if (!link_of(p, &in, &out, &both)) return 0.0;
   if (both > 0.0 && in > 0.0 && both < in + out) out = both * out / (in + out);
   return out;
-}
-/* Note [A plan searched by its time] in ahead.c: the link's rates each
- * way, bytes a second; 0 where the device does not say them. */
-static int link_of(const lms__plan_t *p, double *in, double *out) {
-  lms_dev_t *d = p->swap->dev;
-  double both = 0.0;
-  *in = *out = 0.0;
-  return d->ops->link_rates != NULL &&
-         d->ops->link_rates(d, in, out, &both) == LMS_OK && *in > 0.0 &&
-         *out > 0.0;
 }
 
 #define SEARCH_FLIPS 48          /* gaps whose decision is tried the other way */
@@ -1177,10 +1176,10 @@ static int link_of(const lms__plan_t *p, double *in, double *out) {
  * r references, f at most SEARCH_WORK / r. */
 static void search_plan(lms__plan_t *p, lms__ahead_in_t *in,
                         const uint64_t *sns) {
-  double hi, ho;
+  double hi, ho, both;
   uint32_t nr = p->nrefs, per = p->period;
   p->searched = 0;
-  if (!link_of(p, &hi, &ho) || nr == 0) return;
+  if (!link_of(p, &hi, &ho, &both) || !(hi > 0.0) || nr == 0) return;
   uint32_t tries = SEARCH_FLIPS;
   if (SEARCH_WORK / SEARCH_PASSES / nr < tries)
     tries = (uint32_t)(SEARCH_WORK / SEARCH_PASSES / nr);
