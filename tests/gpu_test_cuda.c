@@ -5,7 +5,8 @@
  * the device-ops table does what device.h promises (memory, streams,
  * events, copies both ways, the timed compute); and chunks four times the
  * virtual limit, filled by a kernel, keep every byte across swaps under
- * each policy, checked by the checksum kernel against the host reference;
+ * each policy, checked by the checksum kernel against the host reference,
+ * and as pieces mapped into each chunk's range (cuMemMap);
  * every device call failing in turn (--fail), and a real out-of-memory
  * from the driver, change no chunk's bytes.  Limits stay small (a few hundred MiB) so that a shared GPU is never
  * pressed. */
@@ -131,7 +132,9 @@ Test(cuda_device, timed_events_measure_a_wait) {
   o->destroy(d);
 }
 
-static void integrity(const char *policy) {
+/* Chunks of `size` bytes, 1 GiB in all through a 256 MiB limit, with
+ * pieces of `piece` bytes (NULL: none). */
+static void integrity_of(const char *policy, const char *piece, size_t size) {
   need_gpu();
   lms_options_t *o = NULL;
   lms_ctx_t *ctx = NULL;
@@ -140,18 +143,25 @@ static void integrity(const char *policy) {
   cr_assert(eq(int, lms_options_set(o, "gpu-limit", "256MiB"), LMS_OK));
   cr_assert(eq(int, lms_options_set(o, "lms", "0"), LMS_OK));
   cr_assert(eq(int, lms_options_set(o, "policy", policy), LMS_OK));
+  if (piece != NULL)
+    cr_assert(eq(int, lms_options_set(o, "piece-size", piece), LMS_OK));
   cr_assert(eq(int, lms_ctx_create(o, &ctx), LMS_OK));
   lms_options_destroy(o);
   cr_assert(eq(str, (char *)lms_ctx_device_name(ctx), "cuda"));
   lms_stream_t s;
   cr_assert(eq(int, lms_stream_create(ctx, &s), LMS_OK));
-  enum { N = 32 };
-  const size_t size = 32u << 20; /* 1 GiB in all: 4x the limit */
-  lms_chunk_t *c[N];
-  uint64_t want[N];
+  const int N = (int)((1u << 30) / size);
+  lms_chunk_t *c[64];
+  uint64_t want[64];
+  cr_assert(le(int, N, 64));
   void *p;
   for (int i = 0; i < N; i++) {
     cr_assert(eq(int, lms_alloc(ctx, size, &c[i]), LMS_OK));
+    /* Note [Mapping pieces on a GPU] in cuda.c: the pieces were made, so
+     * the device maps them. */
+    if (piece != NULL)
+      cr_assert(gt(u32, c[i]->npieces, 1), "chunk %d is not made of pieces",
+                i);
     cr_assert(eq(int, lms_acquire(ctx, c[i], s,
                                   LMS_ACCESS_WRITE | LMS_ACCESS_OVERWRITE, &p),
                  LMS_OK));
@@ -178,9 +188,21 @@ static void integrity(const char *policy) {
   cr_assert(eq(int, lms_ctx_destroy(ctx), LMS_OK));
 }
 
+static void integrity(const char *policy) {
+  integrity_of(policy, NULL, 32u << 20);
+}
+
 Test(cuda_swap, bytes_survive_ondemand) { integrity("ondemand"); }
 Test(cuda_swap, bytes_survive_lru) { integrity("lru"); }
 Test(cuda_swap, bytes_survive_schedule) { integrity("schedule"); }
+
+/* Chunks of 40 MiB, an eighth of the limit and more: ten pieces of 4 MiB
+ * each (Note [Chunks of pieces] in swap/residency.c), shown in the
+ * chunk's range by cuMemMap, filled and checked by kernels through it
+ * while the pieces come and go. */
+Test(cuda_swap, bytes_survive_as_pieces) {
+  integrity_of("schedule", "4MiB", 40u << 20);
+}
 
 /* ---- Faults on the CUDA device ---------------------------------------- */
 

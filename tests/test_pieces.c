@@ -245,6 +245,73 @@ Test(pieces, a_failure_part_way_leaves_nothing_pinned) {
   }
 }
 
+static uint64_t event_syncs(lms_ctx_t *ctx) {
+  lms__sim_report_t r;
+  memset(&r, 0, sizeof r);
+  lms__sim_report(lms__dev_unwrap(ctx->dev), &r);
+  return r.calls[LMS__DEVOP_event_sync];
+}
+
+/* Writes a (27 MiB, seven pieces), sends its third piece away and
+ * acquires a again, with event_sync call `fail` made to fail (0: none).
+ * *syncs: the event_sync calls before that acquire.  Checks what both
+ * cases share: the piece that left is shown nowhere and its old
+ * mapping's users are marked; afterwards nothing is pinned and every
+ * byte is there. */
+static lms_status_t leave_and_show_again(int fail, uint64_t *syncs) {
+  char spec[32];
+  snprintf(spec, sizeof spec, "event_sync:%d", fail);
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("4MiB", fail > 0 ? spec : NULL, &s);
+  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_status_t st;
+  uint64_t sum = lms_test_write(ctx, a, s, 5, &st);
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  lms_chunk_t *p = a->pieces[2];
+  cr_assert(not(eq(ptr, p->dptr, NULL)));
+  cr_assert(eq(ptr, p->shown, p->dptr));
+  cr_assert(eq(int, lms__swap_drop(&ctx->swap, p), LMS_OK));
+  cr_assert(eq(ptr, p->dptr, NULL));
+  cr_assert(eq(ptr, p->shown, NULL), "a piece that left is shown nowhere");
+  cr_assert(gt(int, p->nold, 0), "its old mapping's users are "
+            "kept");
+  *syncs = event_syncs(ctx);
+  uint64_t maps = dev_map_calls(ctx);
+  void *ptr = NULL;
+  lms_status_t got = lms_acquire(ctx, a, s, LMS_ACCESS_READ, &ptr);
+  if (got == LMS_OK) {
+    cr_assert(eq(u64, dev_map_calls(ctx) - maps, 1),
+              "only the piece that left is shown again");
+    cr_assert(eq(ptr, p->shown, p->dptr));
+    cr_assert(eq(int, p->nold, 0));
+    cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
+  } else {
+    cr_assert(eq(u64, dev_map_calls(ctx), maps), "nothing shown");
+    cr_assert(eq(int, a->pins, 0));
+    for (uint32_t i = 0; i < a->npieces; i++)
+      cr_assert(eq(int, a->pieces[i]->pins, 0), "piece %u left pinned", i);
+  }
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sum));
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK), "%s", lms_ctx_last_error(ctx));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+  return got;
+}
+
+/* Note [Showing a piece again] in residency.c: a piece that left counts
+ * as shown nowhere, so the next acquire shows its block again (on a GPU
+ * the block's address may have other memory behind it by then), and only
+ * after the work that used the old mapping: the wait for it is the
+ * acquire's first event_sync, and when it fails the acquire fails with
+ * nothing shown, nothing left pinned and no byte changed. */
+Test(pieces, a_piece_that_left_is_shown_again_after_its_users) {
+  uint64_t syncs = 0, again = 0;
+  cr_assert(eq(int, leave_and_show_again(0, &syncs), LMS_OK));
+  lms_status_t st = leave_and_show_again((int)syncs + 1, &again);
+  cr_assert(eq(u64, again, syncs), "the same run up to the acquire");
+  cr_assert(eq(int, st, LMS_ERR_DEVICE));
+}
+
 Test(pieces, a_piece_size_off_the_2_mib_grain_is_refused) {
   lms_options_t *o = NULL;
   cr_assert(eq(int, lms_options_create(&o), LMS_OK));

@@ -5,8 +5,9 @@
  *
  * Each entry is one runtime call, as device.h's table was shaped for:
  * streams are non-blocking cudaStream_t, events are cudaEvent_t created
- * without timing, device memory comes from the stream-ordered allocator,
- * pinned host memory from cudaHostAlloc, or on a machine with several
+ * without timing, device memory comes from the stream-ordered allocator
+ * (with --piece-size, from the driver's virtual memory calls, Note
+ * [Mapping pieces on a GPU]), pinned host memory from cudaHostAlloc, or on a machine with several
  * NUMA nodes mapped on the GPU's node and registered (Note [Pinned slabs
  * on the GPU's node] in core/numa.c); the pinned pool asks for large
  * extents, so these are slabs, not one per chunk; copies are
@@ -25,7 +26,9 @@
  * its figures are recorded in bench/results/ when it has been. */
 #ifdef LMS_HAVE_CUDA
 
+#include <cuda.h> /* the driver's types; its entry points come through cudart */
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +41,39 @@
 #include "core/log.h"
 #include "device/device.h"
 #include "lms_kernels.h"
+
+/* Note [Mapping pieces on a GPU]: the driver's virtual memory calls, the
+ * blocks made with them, the reservations, and what each reservation
+ * shows where. */
+typedef struct vmm_fns {
+  CUresult (*create)(CUmemGenericAllocationHandle *, size_t,
+                     const CUmemAllocationProp *, unsigned long long);
+  CUresult (*release)(CUmemGenericAllocationHandle);
+  CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+                      unsigned long long);
+  CUresult (*addr_free)(CUdeviceptr, size_t);
+  CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                  unsigned long long);
+  CUresult (*unmap)(CUdeviceptr, size_t);
+  CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+  CUresult (*granularity)(size_t *, const CUmemAllocationProp *,
+                          CUmemAllocationGranularity_flags);
+  CUresult (*retain)(CUmemGenericAllocationHandle *, void *);
+  CUresult (*device_get)(CUdevice *, int);
+  CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*error_string)(CUresult, const char **);
+} vmm_fns_t;
+
+typedef struct vmm_range {
+  uintptr_t base;
+  size_t size;     /* as mapped or reserved: whole granules */
+  uintptr_t block; /* an alias: the block it shows */
+} vmm_range_t;
+
+typedef struct vmm_set {
+  vmm_range_t *v;
+  size_t n, cap;
+} vmm_set_t;
 
 typedef struct cuda_dev {
   lms_dev_t head; /* first, so that a lms_dev_t * is a cuda_dev_t * */
@@ -53,6 +89,15 @@ typedef struct cuda_dev {
    * cudaHostAlloc. */
   int numa_node;
   size_t page;
+  /* Note [Mapping pieces on a GPU]; vmm 0: device memory comes from the
+   * stream-ordered allocator and nothing is mapped. */
+  int vmm;
+  size_t gran;
+  CUmemAllocationProp prop;
+  CUmemAccessDesc access;
+  vmm_fns_t f;
+  vmm_set_t blocks, reserved, aliases;
+  lms_dev_ops_t ops_vmm; /* cuda_ops with the calls above in place */
 } cuda_dev_t;
 
 /* Note [Emulating a slower link]
@@ -390,6 +435,8 @@ static void cu_set_budget(lms_dev_t *d, uint64_t bytes) {
   }
 }
 
+static void vmm_fini(cuda_dev_t *c);
+
 static void cu_destroy(lms_dev_t *d) {
   cuda_dev_t *c = as_cuda(d);
   if (c->pool_stream) {
@@ -400,6 +447,7 @@ static void cu_destroy(lms_dev_t *d) {
   cudaMemPool_t pool;
   if (cudaDeviceGetDefaultMemPool(&pool, c->ordinal) == cudaSuccess)
     cudaMemPoolTrimTo(pool, 0);
+  vmm_fini(c);
   free(c);
 }
 
@@ -427,6 +475,264 @@ static lms_status_t cu_link_rates(lms_dev_t *d, double *h2d, double *d2h,
   *d2h = out * 1e9;
   *both = 0.0;
   return LMS_OK;
+}
+
+/* Note [Mapping pieces on a GPU]
+ * A chunk of pieces (Note [Chunks of pieces] in swap/residency.c) is a
+ * range of device addresses where each piece's block is shown while the
+ * chunk is acquired.  The stream-ordered allocator's memory cannot be
+ * shown at a second address, so with --piece-size the device's memory
+ * comes from the driver's virtual memory calls instead: each block is a
+ * physical allocation (cuMemCreate) mapped at an address range of its own
+ * (cuMemAddressReserve, cuMemMap, cuMemSetAccess), its size rounded up to
+ * the allocation granularity (2 MiB on the GPUs seen so far; the budget
+ * counts the size asked for, so a block of a size off the grain holds up
+ * to a granule more than the budget says).  va_reserve reserves a range;
+ * dev_map takes the block's allocation back from its address
+ * (cuMemRetainAllocationHandle) and maps it into the range as well,
+ * replacing what the range showed there.  The driver calls are looked up
+ * through cudart (cudaGetDriverEntryPointByVersion), so lms does not link
+ * the driver library and loads on machines without one.
+ *
+ * What the driver leaves to the caller: a mapping may be replaced or
+ * removed only once no work uses it (the residency module waits for the
+ * old mapping's users before it shows a piece again, Note [Showing a
+ * piece again]); and memory freed while still mapped elsewhere stays
+ * allocated until every mapping of it is gone.  So every alias (a
+ * block shown in a reservation) is kept here, and a block given back
+ * takes its aliases with it: a reservation never shows memory that is
+ * no longer a block's, and freed memory is freed.  A block is given back
+ * (dev_free_after) once the event of its last use is done: the host
+ * waits for it, where the stream-ordered allocator would not.
+ *
+ * Cost: blocks, reservations and aliases are kept in arrays searched
+ * whole, O(n) a call for n of them (a few thousand at most for 32 MiB
+ * pieces of an 80 GB device); each call is also one to four driver
+ * calls, which take microseconds, against a copy of a piece of
+ * milliseconds.
+ *
+ * Not verified here (Note [What is not verified here]): no GPU has run
+ * this yet. */
+static lms_status_t vmm_fail(cuda_dev_t *c, CUresult r, const char *what) {
+  const char *text = NULL;
+  if (c->f.error_string == NULL || c->f.error_string(r, &text) != CUDA_SUCCESS ||
+      text == NULL)
+    text = "unknown error";
+  lms__errf(c->head.last_error, "%s: %s (CUresult %d)", what, text, (int)r);
+  return r == CUDA_ERROR_OUT_OF_MEMORY ? LMS_ERR_DEVICE_OOM : LMS_ERR_DEVICE;
+}
+
+static size_t vmm_round(const cuda_dev_t *c, size_t n) {
+  return (n + c->gran - 1) / c->gran * c->gran;
+}
+
+static int vmm_add(vmm_set_t *set, uintptr_t base, size_t size,
+                   uintptr_t block) {
+  if (set->n == set->cap) {
+    size_t ncap = set->cap ? set->cap * 2 : 64;
+    vmm_range_t *v = realloc(set->v, ncap * sizeof *v);
+    if (v == NULL) return -1;
+    set->v = v;
+    set->cap = ncap;
+  }
+  set->v[set->n++] = (vmm_range_t){.base = base, .size = size, .block = block};
+  return 0;
+}
+
+static void vmm_remove(vmm_set_t *set, size_t i) {
+  set->v[i] = set->v[--set->n];
+}
+
+/* The index of the range starting at base, or of the one containing it
+ * with `containing`; set->n if none. */
+static size_t vmm_find(const vmm_set_t *set, uintptr_t base, int containing) {
+  for (size_t i = 0; i < set->n; i++) {
+    const vmm_range_t *r = &set->v[i];
+    if (r->base == base ||
+        (containing && base >= r->base && base - r->base < r->size))
+      return i;
+  }
+  return set->n;
+}
+
+/* Removes the aliases of block `block` (lo == hi), or those starting
+ * inside [lo, hi). */
+static lms_status_t vmm_unalias(cuda_dev_t *c, uintptr_t block, uintptr_t lo,
+                                uintptr_t hi) {
+  lms_status_t first = LMS_OK;
+  for (size_t i = 0; i < c->aliases.n;) {
+    const vmm_range_t *a = &c->aliases.v[i];
+    int hit = hi > lo ? a->base >= lo && a->base < hi : a->block == block;
+    if (!hit) {
+      i++;
+      continue;
+    }
+    CUresult r = c->f.unmap((CUdeviceptr)a->base, a->size);
+    if (r != CUDA_SUCCESS && first == LMS_OK)
+      first = vmm_fail(c, r, "cuMemUnmap of a piece's mapping");
+    vmm_remove(&c->aliases, i);
+  }
+  return first;
+}
+
+static lms_status_t cu_vmm_alloc(lms_dev_t *d, size_t size, void **out) {
+  cuda_dev_t *c = as_cuda(d);
+  LMS_CHECK(select_device(c));
+  size_t n = vmm_round(c, size ? size : 1);
+  CUmemGenericAllocationHandle h = 0;
+  CUdeviceptr va = 0;
+  CUresult r = c->f.create(&h, n, &c->prop, 0);
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemCreate");
+  r = c->f.reserve(&va, n, c->gran, 0, 0);
+  if (r != CUDA_SUCCESS) {
+    c->f.release(h);
+    return vmm_fail(c, r, "cuMemAddressReserve");
+  }
+  r = c->f.map(va, n, 0, h, 0);
+  if (r == CUDA_SUCCESS) {
+    r = c->f.set_access(va, n, &c->access, 1);
+    if (r != CUDA_SUCCESS) c->f.unmap(va, n);
+  }
+  /* Mapped, the memory lives as long as a mapping of it does. */
+  c->f.release(h);
+  if (r != CUDA_SUCCESS || vmm_add(&c->blocks, (uintptr_t)va, n, 0) != 0) {
+    lms_status_t st = r != CUDA_SUCCESS
+                          ? vmm_fail(c, r, "cuMemMap of a new block")
+                          : LMS_ERR_HOST_OOM;
+    if (r == CUDA_SUCCESS) {
+      c->f.unmap(va, n);
+      lms__errf(c->head.last_error, "no host memory to keep a device block");
+    }
+    c->f.addr_free(va, n);
+    return st;
+  }
+  *out = (void *)va;
+  return LMS_OK;
+}
+
+static lms_status_t cu_vmm_free(lms_dev_t *d, void *ptr) {
+  cuda_dev_t *c = as_cuda(d);
+  size_t i = vmm_find(&c->blocks, (uintptr_t)ptr, 0);
+  if (i == c->blocks.n) {
+    lms__errf(c->head.last_error, "dev_free: %p is not a device block", ptr);
+    return LMS_ERR_INVALID;
+  }
+  vmm_range_t b = c->blocks.v[i];
+  vmm_remove(&c->blocks, i);
+  lms_status_t st = vmm_unalias(c, b.base, 0, 0);
+  CUresult r = c->f.unmap((CUdeviceptr)b.base, b.size);
+  if (r == CUDA_SUCCESS) r = c->f.addr_free((CUdeviceptr)b.base, b.size);
+  if (r != CUDA_SUCCESS && st == LMS_OK) st = vmm_fail(c, r, "cuMemUnmap of a block");
+  return st;
+}
+
+static lms_status_t cu_vmm_free_after(lms_dev_t *d, void *ptr, void *event) {
+  cuda_dev_t *c = as_cuda(d);
+  CUDA_CALL(c, cudaEventSynchronize((cudaEvent_t)event),
+            "cudaEventSynchronize (block return)");
+  return cu_vmm_free(d, ptr);
+}
+
+static lms_status_t cu_va_reserve(lms_dev_t *d, size_t size, void **va) {
+  cuda_dev_t *c = as_cuda(d);
+  LMS_CHECK(select_device(c));
+  size_t n = vmm_round(c, size ? size : 1);
+  size_t align = c->gran > (2u << 20) ? c->gran : (2u << 20);
+  CUdeviceptr p = 0;
+  CUresult r = c->f.reserve(&p, n, align, 0, 0);
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemAddressReserve");
+  if (vmm_add(&c->reserved, (uintptr_t)p, n, 0) != 0) {
+    c->f.addr_free(p, n);
+    lms__errf(c->head.last_error, "no host memory to keep a reservation");
+    return LMS_ERR_HOST_OOM;
+  }
+  *va = (void *)p;
+  return LMS_OK;
+}
+
+static lms_status_t cu_va_release(lms_dev_t *d, void *va) {
+  cuda_dev_t *c = as_cuda(d);
+  size_t i = vmm_find(&c->reserved, (uintptr_t)va, 0);
+  if (i == c->reserved.n) {
+    lms__errf(c->head.last_error, "va_release: %p is not a reservation", va);
+    return LMS_ERR_INVALID;
+  }
+  vmm_range_t res = c->reserved.v[i];
+  vmm_remove(&c->reserved, i);
+  lms_status_t st = vmm_unalias(c, 0, res.base, res.base + res.size);
+  CUresult r = c->f.addr_free((CUdeviceptr)res.base, res.size);
+  if (r != CUDA_SUCCESS && st == LMS_OK)
+    st = vmm_fail(c, r, "cuMemAddressFree of a reservation");
+  return st;
+}
+
+static lms_status_t cu_dev_map(lms_dev_t *d, void *va, void *ptr, size_t size) {
+  cuda_dev_t *c = as_cuda(d);
+  uintptr_t at = (uintptr_t)va;
+  size_t n = vmm_round(c, size ? size : 1);
+  size_t ri = vmm_find(&c->reserved, at, 1);
+  size_t bi = vmm_find(&c->blocks, (uintptr_t)ptr, 0);
+  if (ri == c->reserved.n || at % c->gran != 0 ||
+      n > c->reserved.v[ri].size - (at - c->reserved.v[ri].base)) {
+    lms__errf(c->head.last_error, "dev_map: [%p, +%zu) is not a part of one "
+              "reservation on the %zu-byte grain", va, size, c->gran);
+    return LMS_ERR_INVALID;
+  }
+  if (bi == c->blocks.n || c->blocks.v[bi].size < n) {
+    lms__errf(c->head.last_error, "dev_map: %p is not the start of a device "
+              "block of at least %zu bytes", ptr, n);
+    return LMS_ERR_INVALID;
+  }
+  LMS_CHECK(select_device(c));
+  /* What the range showed there goes first: its users are done (the
+   * caller waited, Note [Showing a piece again]). */
+  LMS_CHECK(vmm_unalias(c, 0, at, at + n));
+  CUmemGenericAllocationHandle h = 0;
+  CUresult r = c->f.retain(&h, ptr);
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemRetainAllocationHandle");
+  r = c->f.map((CUdeviceptr)at, n, 0, h, 0);
+  c->f.release(h);
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemMap of a piece");
+  r = c->f.set_access((CUdeviceptr)at, n, &c->access, 1);
+  if (r != CUDA_SUCCESS || vmm_add(&c->aliases, at, n, (uintptr_t)ptr) != 0) {
+    c->f.unmap((CUdeviceptr)at, n);
+    if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemSetAccess of a piece");
+    lms__errf(c->head.last_error, "no host memory to keep a mapping");
+    return LMS_ERR_HOST_OOM;
+  }
+  return LMS_OK;
+}
+
+/* Gives back every block and reservation still held (the context's end). */
+static void vmm_fini(cuda_dev_t *c) {
+  if (c->vmm) {
+    cudaDeviceSynchronize();
+    while (c->reserved.n > 0) cu_va_release(&c->head, (void *)c->reserved.v[0].base);
+    while (c->blocks.n > 0) cu_vmm_free(&c->head, (void *)c->blocks.v[0].base);
+  }
+  free(c->blocks.v);
+  free(c->reserved.v);
+  free(c->aliases.v);
+}
+
+static int vmm_entry(const char *name, void **fn) {
+  cudaError_t e;
+#if CUDART_VERSION >= 12050
+  enum cudaDriverEntryPointQueryResult q;
+  e = cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q);
+  if (e == cudaSuccess && q != cudaDriverEntryPointSuccess) *fn = NULL;
+#elif CUDART_VERSION >= 12000
+  enum cudaDriverEntryPointQueryResult q;
+  e = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault, &q);
+  if (e == cudaSuccess && q != cudaDriverEntryPointSuccess) *fn = NULL;
+#else
+  e = cudaGetDriverEntryPoint(name, fn, cudaEnableDefault);
+#endif
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    *fn = NULL;
+  }
+  return *fn != NULL;
 }
 
 static const lms_dev_ops_t cuda_ops = {
@@ -458,6 +764,70 @@ static const lms_dev_ops_t cuda_ops = {
     .event_elapsed = cu_event_elapsed,
     .link_rates = cu_link_rates,
 };
+
+lms_status_t lms__cuda_map_pieces(lms_dev_t *d, uint64_t piece, char *err) {
+  cuda_dev_t *c = as_cuda(d);
+  vmm_fns_t *f = &c->f;
+  struct {
+    const char *name;
+    void **fn;
+  } want[] = {
+      {"cuMemCreate", (void **)&f->create},
+      {"cuMemRelease", (void **)&f->release},
+      {"cuMemAddressReserve", (void **)&f->reserve},
+      {"cuMemAddressFree", (void **)&f->addr_free},
+      {"cuMemMap", (void **)&f->map},
+      {"cuMemUnmap", (void **)&f->unmap},
+      {"cuMemSetAccess", (void **)&f->set_access},
+      {"cuMemGetAllocationGranularity", (void **)&f->granularity},
+      {"cuMemRetainAllocationHandle", (void **)&f->retain},
+      {"cuDeviceGet", (void **)&f->device_get},
+      {"cuDeviceGetAttribute", (void **)&f->attribute},
+      {"cuGetErrorString", (void **)&f->error_string},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (!vmm_entry(want[i].name, want[i].fn)) {
+      lms__errf(err, "the driver has no %s", want[i].name);
+      return LMS_ERR_UNSUPPORTED;
+    }
+  CUdevice dev = 0;
+  int ok = 0;
+  if (f->device_get(&dev, c->ordinal) != CUDA_SUCCESS ||
+      f->attribute(&ok, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                   dev) != CUDA_SUCCESS || !ok) {
+    lms__errf(err, "device %d does not support virtual memory management",
+              c->ordinal);
+    return LMS_ERR_UNSUPPORTED;
+  }
+  memset(&c->prop, 0, sizeof c->prop);
+  c->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  c->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  c->prop.location.id = c->ordinal;
+  memset(&c->access, 0, sizeof c->access);
+  c->access.location = c->prop.location;
+  c->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  size_t g = 0;
+  if (f->granularity(&g, &c->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+          CUDA_SUCCESS || g == 0 || piece % g != 0) {
+    lms__errf(err, "device %d maps memory in granules of %zu bytes, which "
+              "%llu-byte pieces are not made of", c->ordinal, g,
+              (unsigned long long)piece);
+    return LMS_ERR_UNSUPPORTED;
+  }
+  c->gran = g;
+  c->vmm = 1;
+  c->ops_vmm = cuda_ops;
+  c->ops_vmm.dev_alloc = cu_vmm_alloc;
+  c->ops_vmm.dev_free = cu_vmm_free;
+  c->ops_vmm.dev_free_after = cu_vmm_free_after;
+  c->ops_vmm.va_reserve = cu_va_reserve;
+  c->ops_vmm.va_release = cu_va_release;
+  c->ops_vmm.dev_map = cu_dev_map;
+  c->head.ops = &c->ops_vmm;
+  LMS_LOG(INFO, DEVICE, "device %d: memory from cuMemCreate in granules of "
+          "%zu bytes, so that chunks of pieces can be mapped", c->ordinal, g);
+  return LMS_OK;
+}
 
 uint64_t lms__cuda_pool_peak(lms_dev_t *d) {
   cuda_dev_t *c = as_cuda(d);

@@ -369,6 +369,11 @@ int lms__cuda_device_count(char *why, size_t why_size);
 uint64_t lms__cuda_pool_peak(lms_dev_t *d);
 /* Opens CUDA device `ordinal`.  LMS_ERR_UNSUPPORTED when there is none. */
 lms_status_t lms__cuda_create(int ordinal, lms_dev_t **out, char *err);
+/* Note [Mapping pieces on a GPU] in cuda.c: device memory from the
+ * driver's virtual memory calls, and va_reserve, va_release and dev_map,
+ * for pieces of `piece` bytes; before any allocation.  LMS_ERR_UNSUPPORTED
+ * (err says why) where the driver or the device cannot: nothing changes. */
+lms_status_t lms__cuda_map_pieces(lms_dev_t *d, uint64_t piece, char *err);
 /* Slows the CUDA device's copies to the given rates (Note [Emulating a
  * slower link] in cuda.c). */
 lms_status_t lms__cuda_throttle(lms_dev_t *d, double h2d_gbps,

@@ -28,6 +28,12 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
     LMS_LOG(INFO, DEVICE, "using CUDA device %d of %d%s", ordinal, n,
             local >= 0 ? " (the local rank's)" : "");
     LMS_CHECK(lms__cuda_create(ordinal, out, err));
+    /* Note [Mapping pieces on a GPU] in cuda.c. */
+    if (opts->piece_size > 0) {
+      char why[LMS__ERRBUF];
+      if (lms__cuda_map_pieces(*out, opts->piece_size, why) != LMS_OK)
+        LMS_LOG(INFO, DEVICE, "--piece-size: %s", why);
+    }
     /* On a GPU, an explicit --link emulates that link by slowing copies. */
     if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
       lms_status_t st = lms__cuda_throttle(*out, opts->link.h2d_gbps,

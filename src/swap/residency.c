@@ -631,8 +631,50 @@ static void clear_uses(lms__swap_t *s, lms_chunk_t *c) {
   c->nuses = 0;
 }
 
+/* Note [Showing a piece again]
+ * A piece's block is shown in its chunk's range (dev_map) while the chunk
+ * is acquired, and the work that used the chunk used that mapping.  When
+ * the piece leaves, its block goes back to the device cache, ordered
+ * after every use, and may be given to another chunk or back to the
+ * device.  On a GPU (cuMemUnmap, cuMemMap) a mapping may be replaced only
+ * once no work uses it, and a block given back to the device and
+ * allocated anew may come back at the same address with other memory
+ * behind it.  So a piece that leaves keeps the events of its uses (those
+ * of its last acquires, one a stream, recorded at each release) and
+ * counts as shown nowhere: the next acquire shows its block again, even
+ * if the block is the same (a device call it may not have needed,
+ * against a mapping of memory that is no longer the block's), after the
+ * host has waited for those events.  They mark the uses alone, not the
+ * write-back that followed them, and were most often done long before,
+ * an iteration earlier; so is it at a free of the chunk, which waits
+ * for them before its range is released. */
+static void keep_old_uses(lms__swap_t *s, lms_chunk_t *p) {
+  p->shown = NULL;
+  /* Not acquired since it last left: its uses are those kept then. */
+  if (p->nuses == 0) return;
+  for (int i = 0; i < p->nold; i++) lms__evpool_put(&s->events, p->old_ev[i]);
+  for (int i = 0; i < p->nuses; i++) p->old_ev[i] = p->uses[i].event;
+  p->nold = p->nuses;
+  p->nuses = 0;
+}
+
+/* Waits until no work uses what piece p's range showed before it left
+ * (Note [Showing a piece again]); the events go back to the pool. */
+static lms_status_t wait_unmap(lms__swap_t *s, lms_chunk_t *p) {
+  while (p->nold > 0) {
+    void *ev = p->old_ev[p->nold - 1];
+    lms_status_t st = s->dev->ops->event_sync(s->dev, ev);
+    if (st != LMS_OK)
+      return device_error(s, st, "event_sync before a piece is shown again");
+    lms__evpool_put(&s->events, ev);
+    p->nold--;
+  }
+  return LMS_OK;
+}
+
 /* Gives up the device copy of c; `stream` orders the block's reuse. */
 static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
+  if (c->group != NULL) keep_old_uses(s, c);
   lms__devcache_free(&s->cache, c->dptr, stream);
   lms__registry_remove(&s->registry, &c->dev_reg);
   c->dptr = NULL;
@@ -1059,6 +1101,12 @@ static int wants_pieces(const lms__swap_t *s, size_t size) {
 /* Takes piece p out of the list of every chunk and frees it; its home is
  * its chunk's. */
 static void free_piece_meta(lms__swap_t *s, lms_chunk_t *p) {
+  /* Its range is released next: not before the work that used it is done
+   * (Note [Showing a piece again]). */
+  if (wait_unmap(s, p) != LMS_OK) {
+    LMS_LOG(WARN, SWAP, "%s", s->err);
+    for (int i = 0; i < p->nold; i++) lms__evpool_put(&s->events, p->old_ev[i]);
+  }
   lms__evpool_put(&s->events, p->ready_ev);
   lms__evpool_put(&s->events, p->home_ev);
   if (p->all_prev) p->all_prev->all_next = p->all_next;
@@ -1579,10 +1627,13 @@ lms_status_t lms__swap_acquire(lms__swap_t *s, lms_chunk_t *c, void *stream,
     st = acquire_one(s, p, stream, access, &block);
     if (st != LMS_OK) break;
     if (p->shown != block) {
-      st = s->dev->ops->dev_map(s->dev, (char *)c->va + p->piece_off, block,
-                                p->size);
+      st = wait_unmap(s, p);
+      if (st == LMS_OK) {
+        st = s->dev->ops->dev_map(s->dev, (char *)c->va + p->piece_off,
+                                  block, p->size);
+        if (st != LMS_OK) st = device_error(s, st, "dev_map of a piece");
+      }
       if (st != LMS_OK) {
-        st = device_error(s, st, "dev_map of a piece");
         release_one(s, p, stream);
         break;
       }

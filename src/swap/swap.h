@@ -70,10 +70,14 @@ struct lms_chunk {
   uint32_t npieces;
   void *va;
   /* A piece: its chunk, where it starts in it, and the block shown at
-   * va + piece_off (NULL: none yet). */
+   * va + piece_off (NULL: none, or not since the piece last left).
+   * old_ev: the events of the uses of what va + piece_off showed before
+   * the piece left, not yet waited for (Note [Showing a piece again]). */
   lms_chunk_t *group;
   size_t piece_off;
   void *shown;
+  void *old_ev[LMS__MAX_USES];
+  int nold;
 };
 
 #define LMS__CHUNK_MAGIC 0x6c6d735f63686bull /* "lms_chk" */
