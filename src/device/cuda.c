@@ -28,6 +28,7 @@
 
 #include <cuda.h> /* the driver's types; its entry points come through cudart */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,8 @@ typedef struct cuda_dev {
   CUmemAccessDesc access;
   vmm_fns_t f;
   vmm_set_t blocks, reserved, aliases;
+  pthread_mutex_t vmm_lock; /* the three sets: entries may be called
+                               from several threads at once */
   lms_dev_ops_t ops_vmm; /* cuda_ops with the calls above in place */
 } cuda_dev_t;
 
@@ -481,13 +484,17 @@ static lms_status_t cu_link_rates(lms_dev_t *d, double *h2d, double *d2h,
  * A chunk of pieces (Note [Chunks of pieces] in swap/residency.c) is a
  * range of device addresses where each piece's block is shown while the
  * chunk is acquired.  The stream-ordered allocator's memory cannot be
- * shown at a second address, so with --piece-size the device's memory
- * comes from the driver's virtual memory calls instead: each block is a
- * physical allocation (cuMemCreate) mapped at an address range of its own
+ * shown at a second address, so with --piece-size the device's blocks of
+ * a granule or more (every piece's among them) come from the driver's
+ * virtual memory calls instead: each is a physical allocation
+ * (cuMemCreate) mapped at an address range of its own
  * (cuMemAddressReserve, cuMemMap, cuMemSetAccess), its size rounded up to
  * the allocation granularity (2 MiB on the GPUs seen so far; the budget
- * counts the size asked for, so a block of a size off the grain holds up
- * to a granule more than the budget says).  va_reserve reserves a range;
+ * counts the size asked for, so a block of a size off the grain holds
+ * less than a granule more than the budget says: at most as much again,
+ * for a block just over 2 MiB, and under 7 % for blocks of 32 MiB or
+ * more).  Smaller blocks still come from the stream-ordered allocator,
+ * which packs them into shared pages.  va_reserve reserves a range;
  * dev_map takes the block's allocation back from its address
  * (cuMemRetainAllocationHandle) and maps it into the range as well,
  * replacing what the range showed there.  The driver calls are looked up
@@ -510,6 +517,9 @@ static lms_status_t cu_link_rates(lms_dev_t *d, double *h2d, double *d2h,
  * pieces of an 80 GB device); each call is also one to four driver
  * calls, which take microseconds, against a copy of a piece of
  * milliseconds.
+ *
+ * `lms bench net`'s pool peak (lms__cuda_pool_peak) then counts the
+ * small blocks alone.
  *
  * Not verified here (Note [What is not verified here]): no GPU has run
  * this yet. */
@@ -555,30 +565,41 @@ static size_t vmm_find(const vmm_set_t *set, uintptr_t base, int containing) {
   return set->n;
 }
 
-/* Removes the aliases of block `block` (lo == hi), or those starting
- * inside [lo, hi). */
+/* Unmaps the aliases of block `block` (lo == hi), or those overlapping
+ * [lo, hi); an alias whose unmap fails stays, and the first failure is
+ * returned. */
 static lms_status_t vmm_unalias(cuda_dev_t *c, uintptr_t block, uintptr_t lo,
                                 uintptr_t hi) {
   lms_status_t first = LMS_OK;
   for (size_t i = 0; i < c->aliases.n;) {
     const vmm_range_t *a = &c->aliases.v[i];
-    int hit = hi > lo ? a->base >= lo && a->base < hi : a->block == block;
+    int hit = hi > lo ? a->base < hi && a->base + a->size > lo
+                      : a->block == block;
     if (!hit) {
       i++;
       continue;
     }
     CUresult r = c->f.unmap((CUdeviceptr)a->base, a->size);
-    if (r != CUDA_SUCCESS && first == LMS_OK)
-      first = vmm_fail(c, r, "cuMemUnmap of a piece's mapping");
+    if (r != CUDA_SUCCESS) {
+      if (first == LMS_OK) first = vmm_fail(c, r, "cuMemUnmap of a piece's mapping");
+      i++;
+      continue;
+    }
     vmm_remove(&c->aliases, i);
   }
   return first;
 }
 
-static lms_status_t cu_vmm_alloc(lms_dev_t *d, size_t size, void **out) {
-  cuda_dev_t *c = as_cuda(d);
-  LMS_CHECK(select_device(c));
-  size_t n = vmm_round(c, size ? size : 1);
+/* Blocks smaller than a granule would each take a whole one: they come
+ * from the stream-ordered allocator as without pieces, which packs them
+ * into shared pages; every piece is a granule or more (lms__cuda_map_pieces
+ * checks), so every block dev_map is given is one of these. */
+static int vmm_sized(const cuda_dev_t *c, size_t size) {
+  return size >= c->gran;
+}
+
+static lms_status_t vmm_alloc_locked(cuda_dev_t *c, size_t size, void **out) {
+  size_t n = vmm_round(c, size);
   CUmemGenericAllocationHandle h = 0;
   CUdeviceptr va = 0;
   CUresult r = c->f.create(&h, n, &c->prop, 0);
@@ -588,46 +609,83 @@ static lms_status_t cu_vmm_alloc(lms_dev_t *d, size_t size, void **out) {
     c->f.release(h);
     return vmm_fail(c, r, "cuMemAddressReserve");
   }
+  const char *what = "cuMemMap of a new block";
   r = c->f.map(va, n, 0, h, 0);
   if (r == CUDA_SUCCESS) {
+    what = "cuMemSetAccess of a new block";
     r = c->f.set_access(va, n, &c->access, 1);
     if (r != CUDA_SUCCESS) c->f.unmap(va, n);
   }
   /* Mapped, the memory lives as long as a mapping of it does. */
   c->f.release(h);
-  if (r != CUDA_SUCCESS || vmm_add(&c->blocks, (uintptr_t)va, n, 0) != 0) {
-    lms_status_t st = r != CUDA_SUCCESS
-                          ? vmm_fail(c, r, "cuMemMap of a new block")
-                          : LMS_ERR_HOST_OOM;
-    if (r == CUDA_SUCCESS) {
-      c->f.unmap(va, n);
-      lms__errf(c->head.last_error, "no host memory to keep a device block");
-    }
+  if (r != CUDA_SUCCESS) {
     c->f.addr_free(va, n);
-    return st;
+    return vmm_fail(c, r, what);
+  }
+  if (vmm_add(&c->blocks, (uintptr_t)va, n, 0) != 0) {
+    c->f.unmap(va, n);
+    c->f.addr_free(va, n);
+    lms__errf(c->head.last_error, "no host memory to keep a device block");
+    return LMS_ERR_HOST_OOM;
   }
   *out = (void *)va;
   return LMS_OK;
 }
 
+static lms_status_t cu_vmm_alloc(lms_dev_t *d, size_t size, void **out) {
+  cuda_dev_t *c = as_cuda(d);
+  if (!vmm_sized(c, size)) return cu_dev_alloc(d, size, out);
+  LMS_CHECK(select_device(c));
+  pthread_mutex_lock(&c->vmm_lock);
+  lms_status_t st = vmm_alloc_locked(c, size, out);
+  pthread_mutex_unlock(&c->vmm_lock);
+  return st;
+}
+
+/* Gives back block i: its aliases, its mapping, its addresses.  On a
+ * failure before the memory is unmapped nothing is forgotten, so that
+ * the caller may try again. */
+static lms_status_t vmm_free_locked(cuda_dev_t *c, size_t i) {
+  vmm_range_t b = c->blocks.v[i];
+  LMS_CHECK(vmm_unalias(c, b.base, 0, 0));
+  CUresult r = c->f.unmap((CUdeviceptr)b.base, b.size);
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemUnmap of a block");
+  vmm_remove(&c->blocks, i);
+  /* The memory is free; only the addresses could be left. */
+  r = c->f.addr_free((CUdeviceptr)b.base, b.size);
+  if (r != CUDA_SUCCESS) {
+    vmm_fail(c, r, "cuMemAddressFree of a block");
+    LMS_LOG(WARN, DEVICE, "%s; its %zu bytes of addresses stay reserved",
+            c->head.last_error, b.size);
+  }
+  return LMS_OK;
+}
+
+/* Gives back ptr if it is a block of these calls (*ours 1); *ours 0: it
+ * is the stream-ordered allocator's. */
+static lms_status_t vmm_free_if_ours(cuda_dev_t *c, void *ptr, int *ours) {
+  pthread_mutex_lock(&c->vmm_lock);
+  size_t i = vmm_find(&c->blocks, (uintptr_t)ptr, 0);
+  *ours = i < c->blocks.n;
+  lms_status_t st = *ours ? vmm_free_locked(c, i) : LMS_OK;
+  pthread_mutex_unlock(&c->vmm_lock);
+  return st;
+}
+
 static lms_status_t cu_vmm_free(lms_dev_t *d, void *ptr) {
   cuda_dev_t *c = as_cuda(d);
-  size_t i = vmm_find(&c->blocks, (uintptr_t)ptr, 0);
-  if (i == c->blocks.n) {
-    lms__errf(c->head.last_error, "dev_free: %p is not a device block", ptr);
-    return LMS_ERR_INVALID;
-  }
-  vmm_range_t b = c->blocks.v[i];
-  vmm_remove(&c->blocks, i);
-  lms_status_t st = vmm_unalias(c, b.base, 0, 0);
-  CUresult r = c->f.unmap((CUdeviceptr)b.base, b.size);
-  if (r == CUDA_SUCCESS) r = c->f.addr_free((CUdeviceptr)b.base, b.size);
-  if (r != CUDA_SUCCESS && st == LMS_OK) st = vmm_fail(c, r, "cuMemUnmap of a block");
-  return st;
+  int ours = 0;
+  lms_status_t st = vmm_free_if_ours(c, ptr, &ours);
+  return ours ? st : cu_dev_free(d, ptr);
 }
 
 static lms_status_t cu_vmm_free_after(lms_dev_t *d, void *ptr, void *event) {
   cuda_dev_t *c = as_cuda(d);
+  pthread_mutex_lock(&c->vmm_lock);
+  int ours = vmm_find(&c->blocks, (uintptr_t)ptr, 0) < c->blocks.n;
+  pthread_mutex_unlock(&c->vmm_lock);
+  if (!ours) return cu_dev_free_after(d, ptr, event);
+  /* Unmapping does not wait for the work that uses the memory. */
   CUDA_CALL(c, cudaEventSynchronize((cudaEvent_t)event),
             "cudaEventSynchronize (block return)");
   return cu_vmm_free(d, ptr);
@@ -639,35 +697,49 @@ static lms_status_t cu_va_reserve(lms_dev_t *d, size_t size, void **va) {
   size_t n = vmm_round(c, size ? size : 1);
   size_t align = c->gran > (2u << 20) ? c->gran : (2u << 20);
   CUdeviceptr p = 0;
+  pthread_mutex_lock(&c->vmm_lock);
+  lms_status_t st = LMS_OK;
   CUresult r = c->f.reserve(&p, n, align, 0, 0);
-  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemAddressReserve");
-  if (vmm_add(&c->reserved, (uintptr_t)p, n, 0) != 0) {
+  if (r != CUDA_SUCCESS) {
+    st = vmm_fail(c, r, "cuMemAddressReserve");
+  } else if (vmm_add(&c->reserved, (uintptr_t)p, n, 0) != 0) {
     c->f.addr_free(p, n);
     lms__errf(c->head.last_error, "no host memory to keep a reservation");
-    return LMS_ERR_HOST_OOM;
+    st = LMS_ERR_HOST_OOM;
+  } else {
+    *va = (void *)p;
   }
-  *va = (void *)p;
-  return LMS_OK;
+  pthread_mutex_unlock(&c->vmm_lock);
+  return st;
 }
 
-static lms_status_t cu_va_release(lms_dev_t *d, void *va) {
-  cuda_dev_t *c = as_cuda(d);
+static lms_status_t va_release_locked(cuda_dev_t *c, void *va) {
   size_t i = vmm_find(&c->reserved, (uintptr_t)va, 0);
   if (i == c->reserved.n) {
     lms__errf(c->head.last_error, "va_release: %p is not a reservation", va);
     return LMS_ERR_INVALID;
   }
   vmm_range_t res = c->reserved.v[i];
-  vmm_remove(&c->reserved, i);
-  lms_status_t st = vmm_unalias(c, 0, res.base, res.base + res.size);
+  LMS_CHECK(vmm_unalias(c, 0, res.base, res.base + res.size));
   CUresult r = c->f.addr_free((CUdeviceptr)res.base, res.size);
-  if (r != CUDA_SUCCESS && st == LMS_OK)
-    st = vmm_fail(c, r, "cuMemAddressFree of a reservation");
+  if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemAddressFree of a reservation");
+  vmm_remove(&c->reserved, i);
+  return LMS_OK;
+}
+
+static lms_status_t cu_va_release(lms_dev_t *d, void *va) {
+  cuda_dev_t *c = as_cuda(d);
+  pthread_mutex_lock(&c->vmm_lock);
+  lms_status_t st = va_release_locked(c, va);
+  pthread_mutex_unlock(&c->vmm_lock);
   return st;
 }
 
-static lms_status_t cu_dev_map(lms_dev_t *d, void *va, void *ptr, size_t size) {
-  cuda_dev_t *c = as_cuda(d);
+/* A failure after the range's old mapping went leaves the range showing
+ * nothing there; the residency module then counts the piece as shown
+ * nowhere and maps it at the next acquire. */
+static lms_status_t dev_map_locked(cuda_dev_t *c, void *va, void *ptr,
+                                   size_t size) {
   uintptr_t at = (uintptr_t)va;
   size_t n = vmm_round(c, size ? size : 1);
   size_t ri = vmm_find(&c->reserved, at, 1);
@@ -683,32 +755,62 @@ static lms_status_t cu_dev_map(lms_dev_t *d, void *va, void *ptr, size_t size) {
               "block of at least %zu bytes", ptr, n);
     return LMS_ERR_INVALID;
   }
-  LMS_CHECK(select_device(c));
-  /* What the range showed there goes first: its users are done (the
-   * caller waited, Note [Showing a piece again]). */
-  LMS_CHECK(vmm_unalias(c, 0, at, at + n));
   CUmemGenericAllocationHandle h = 0;
   CUresult r = c->f.retain(&h, ptr);
   if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemRetainAllocationHandle");
+  /* What the range showed there goes first: its users are done (the
+   * caller waited, Note [Showing a piece again]). */
+  lms_status_t st = vmm_unalias(c, 0, at, at + n);
+  if (st != LMS_OK) {
+    c->f.release(h);
+    return st;
+  }
   r = c->f.map((CUdeviceptr)at, n, 0, h, 0);
   c->f.release(h);
   if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemMap of a piece");
   r = c->f.set_access((CUdeviceptr)at, n, &c->access, 1);
-  if (r != CUDA_SUCCESS || vmm_add(&c->aliases, at, n, (uintptr_t)ptr) != 0) {
+  if (r != CUDA_SUCCESS) {
     c->f.unmap((CUdeviceptr)at, n);
-    if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemSetAccess of a piece");
+    return vmm_fail(c, r, "cuMemSetAccess of a piece");
+  }
+  if (vmm_add(&c->aliases, at, n, (uintptr_t)ptr) != 0) {
+    c->f.unmap((CUdeviceptr)at, n);
     lms__errf(c->head.last_error, "no host memory to keep a mapping");
     return LMS_ERR_HOST_OOM;
   }
   return LMS_OK;
 }
 
-/* Gives back every block and reservation still held (the context's end). */
+static lms_status_t cu_dev_map(lms_dev_t *d, void *va, void *ptr, size_t size) {
+  cuda_dev_t *c = as_cuda(d);
+  LMS_CHECK(select_device(c));
+  pthread_mutex_lock(&c->vmm_lock);
+  lms_status_t st = dev_map_locked(c, va, ptr, size);
+  pthread_mutex_unlock(&c->vmm_lock);
+  return st;
+}
+
+/* Gives back every block and reservation still held (the context's end,
+ * after the residency module waited for every use). */
 static void vmm_fini(cuda_dev_t *c) {
   if (c->vmm) {
-    cudaDeviceSynchronize();
-    while (c->reserved.n > 0) cu_va_release(&c->head, (void *)c->reserved.v[0].base);
-    while (c->blocks.n > 0) cu_vmm_free(&c->head, (void *)c->blocks.v[0].base);
+    if (cudaSetDevice(c->ordinal) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
+      LMS_LOG(WARN, DEVICE, "device %d: could not wait for its work before "
+              "giving its memory back", c->ordinal);
+    (void)cudaGetLastError();
+    pthread_mutex_lock(&c->vmm_lock);
+    while (c->reserved.n > 0 &&
+           va_release_locked(c, (void *)c->reserved.v[0].base) == LMS_OK) {
+    }
+    while (c->blocks.n > 0 && vmm_free_locked(c, 0) == LMS_OK) {
+    }
+    if (c->reserved.n > 0 || c->blocks.n > 0)
+      LMS_LOG(WARN, DEVICE, "device %d: %zu reservations and %zu blocks could "
+              "not be given back: %s", c->ordinal, c->reserved.n,
+              c->blocks.n, c->head.last_error);
+    pthread_mutex_unlock(&c->vmm_lock);
+    pthread_mutex_destroy(&c->vmm_lock);
   }
   free(c->blocks.v);
   free(c->reserved.v);
@@ -808,11 +910,22 @@ lms_status_t lms__cuda_map_pieces(lms_dev_t *d, uint64_t piece, char *err) {
   c->access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   size_t g = 0;
   if (f->granularity(&g, &c->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
-          CUDA_SUCCESS || g == 0 || piece % g != 0) {
-    lms__errf(err, "device %d maps memory in granules of %zu bytes, which "
-              "%llu-byte pieces are not made of", c->ordinal, g,
-              (unsigned long long)piece);
+          CUDA_SUCCESS || g == 0) {
+    lms__errf(err, "device %d does not say how it maps memory "
+              "(cuMemGetAllocationGranularity)", c->ordinal);
     return LMS_ERR_UNSUPPORTED;
+  }
+  /* Every piece is a granule or more (vmm_sized), the last at least
+   * LMS__PIECE_LEAST (2 MiB), the others `piece`. */
+  if (piece % g != 0 || g > (2u << 20)) {
+    lms__errf(err, "device %d maps memory in granules of %zu bytes, which "
+              "%llu-byte pieces (the last at least 2 MiB) are not made of",
+              c->ordinal, g, (unsigned long long)piece);
+    return LMS_ERR_UNSUPPORTED;
+  }
+  if (pthread_mutex_init(&c->vmm_lock, NULL) != 0) {
+    lms__errf(err, "no lock for the device's mappings");
+    return LMS_ERR_HOST_OOM;
   }
   c->gran = g;
   c->vmm = 1;

@@ -1719,6 +1719,23 @@ void lms__swap_fini(lms__swap_t *s) {
   if (s->pool == NULL) return;
   if (lms__swap_sync(s) != LMS_OK)
     LMS_LOG(WARN, SWAP, "work still in flight at exit: %s", s->err);
+  /* The chunks' ranges and the device cache's blocks are given back
+   * below, and a GPU may unmap memory that work still uses (Note
+   * [Showing a piece again]): first every use is waited for, on the
+   * program's streams too. */
+  int unwaited = 0;
+  for (lms_chunk_t *c = s->all; c != NULL; c = c->all_next) {
+    for (int i = 0; i < c->nuses; i++)
+      unwaited |= s->dev->ops->event_sync(s->dev, c->uses[i].event) != LMS_OK;
+    if (c->group != NULL && wait_unmap(s, c) != LMS_OK) {
+      unwaited = 1;
+      for (int i = 0; i < c->nold; i++)
+        lms__evpool_put(&s->events, c->old_ev[i]);
+      c->nold = 0;
+    }
+  }
+  if (unwaited)
+    LMS_LOG(WARN, SWAP, "a chunk's use could not be waited for at exit");
   lms_chunk_t *next;
   for (lms_chunk_t *c = s->all; c != NULL; c = next) {
     next = c->all_next;
