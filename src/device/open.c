@@ -30,9 +30,9 @@ lms_status_t lms__dev_open(const lms__opts_t *opts, lms_dev_t **out,
     LMS_CHECK(lms__cuda_create(ordinal, out, err));
     /* Note [Mapping pieces on a GPU] in cuda.c. */
     if (opts->piece_size > 0) {
-      char why[LMS__ERRBUF];
-      if (lms__cuda_map_pieces(*out, opts->piece_size, why) != LMS_OK)
-        LMS_LOG(INFO, DEVICE, "--piece-size: %s", why);
+      char reason[LMS__ERRBUF];
+      if (lms__cuda_map_pieces(*out, opts->piece_size, reason) != LMS_OK)
+        LMS_LOG(INFO, DEVICE, "--piece-size: %s", reason);
     }
     /* On a GPU, an explicit --link emulates that link by slowing copies. */
     if (opts->source[LMS__OPT_link] != LMS__SRC_DEFAULT) {
