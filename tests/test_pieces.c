@@ -185,6 +185,37 @@ static uint64_t dev_map_calls(lms_ctx_t *ctx) {
   return r.calls[LMS__DEVOP_dev_map];
 }
 
+/* Neither a nor any of its pieces is pinned. */
+static void assert_unpinned(const lms_chunk_t *a) {
+  cr_assert(eq(int, a->pins, 0));
+  for (uint32_t i = 0; i < a->npieces; i++)
+    cr_assert(eq(int, a->pieces[i]->pins, 0), "piece %u left pinned", i);
+}
+
+/* a still holds what summed to `sum`; then it is freed. */
+static void assert_holds_then_free(lms_ctx_t *ctx, lms_chunk_t *a,
+                                   lms_stream_t s, uint64_t sum) {
+  lms_status_t st;
+  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sum));
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK), "%s", lms_ctx_last_error(ctx));
+}
+
+/* A context with 4 MiB pieces, device call `op`'s call `fail` made to
+ * fail (0: none), and a (27 MiB, seven pieces) written: *sum is what it
+ * holds. */
+static lms_ctx_t *open_with_a(const char *op, int fail, lms_stream_t *s,
+                              lms_chunk_t **a, uint64_t *sum) {
+  char spec[48];
+  snprintf(spec, sizeof spec, "%s:%d", op, fail);
+  lms_ctx_t *ctx = open_ctx("4MiB", fail > 0 ? spec : NULL, s);
+  *a = alloc(ctx, 27 * MIB);
+  lms_status_t st;
+  *sum = lms_test_write(ctx, *a, *s, 5, &st);
+  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  return ctx;
+}
+
 /* Writes a (27 MiB, seven pieces), pushes some of it out with seven
  * whole chunks, each larger than any block before it (so that room is
  * made from the oldest chunks, a's pieces, not by taking a block the size
@@ -194,14 +225,11 @@ static uint64_t dev_map_calls(lms_ctx_t *ctx) {
  * nothing is left pinned and every byte is there afterwards. */
 static lms_status_t push_out_and_back(int fail, uint64_t *before,
                                       uint64_t *during) {
-  char spec[32];
-  snprintf(spec, sizeof spec, "dev_map:%d", fail);
   lms_stream_t s;
-  lms_ctx_t *ctx = open_ctx("4MiB", fail > 0 ? spec : NULL, &s);
-  lms_chunk_t *a = alloc(ctx, 27 * MIB);
+  lms_chunk_t *a = NULL;
+  uint64_t sum = 0;
+  lms_ctx_t *ctx = open_with_a("dev_map", fail, &s, &a, &sum);
   lms_status_t st;
-  uint64_t sum = lms_test_write(ctx, a, s, 5, &st);
-  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
   lms_chunk_t *w[7];
   for (int i = 0; i < 7; i++) {
     w[i] = alloc(ctx, 5 * MIB + (size_t)i * MIB / 2);
@@ -216,13 +244,9 @@ static lms_status_t push_out_and_back(int fail, uint64_t *before,
   if (got == LMS_OK) {
     cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
   } else {
-    cr_assert(eq(int, a->pins, 0));
-    for (uint32_t i = 0; i < a->npieces; i++)
-      cr_assert(eq(int, a->pieces[i]->pins, 0), "piece %u left pinned", i);
+    assert_unpinned(a);
   }
-  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sum));
-  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
-  cr_assert(eq(int, lms_free(ctx, a), LMS_OK), "%s", lms_ctx_last_error(ctx));
+  assert_holds_then_free(ctx, a, s, sum);
   for (int i = 0; i < 7; i++) cr_assert(eq(int, lms_free(ctx, w[i]), LMS_OK));
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
   return got;
@@ -259,14 +283,10 @@ static uint64_t event_syncs(lms_ctx_t *ctx) {
  * mapping's users are marked; afterwards nothing is pinned and every
  * byte is there. */
 static lms_status_t leave_and_show_again(int fail, uint64_t *syncs) {
-  char spec[32];
-  snprintf(spec, sizeof spec, "event_sync:%d", fail);
   lms_stream_t s;
-  lms_ctx_t *ctx = open_ctx("4MiB", fail > 0 ? spec : NULL, &s);
-  lms_chunk_t *a = alloc(ctx, 27 * MIB);
-  lms_status_t st;
-  uint64_t sum = lms_test_write(ctx, a, s, 5, &st);
-  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
+  lms_chunk_t *a = NULL;
+  uint64_t sum = 0;
+  lms_ctx_t *ctx = open_with_a("event_sync", fail, &s, &a, &sum);
   lms_chunk_t *p = a->pieces[2];
   cr_assert(not(eq(ptr, p->dptr, NULL)));
   cr_assert(eq(ptr, p->shown, p->dptr));
@@ -287,13 +307,9 @@ static lms_status_t leave_and_show_again(int fail, uint64_t *syncs) {
     cr_assert(eq(int, lms_release(ctx, a, s), LMS_OK));
   } else {
     cr_assert(eq(u64, dev_map_calls(ctx), maps), "nothing shown");
-    cr_assert(eq(int, a->pins, 0));
-    for (uint32_t i = 0; i < a->npieces; i++)
-      cr_assert(eq(int, a->pieces[i]->pins, 0), "piece %u left pinned", i);
+    assert_unpinned(a);
   }
-  cr_assert(eq(u64, lms_test_read(ctx, a, s, &st), sum));
-  cr_assert(eq(int, st, LMS_OK), "%s", lms_ctx_last_error(ctx));
-  cr_assert(eq(int, lms_free(ctx, a), LMS_OK), "%s", lms_ctx_last_error(ctx));
+  assert_holds_then_free(ctx, a, s, sum);
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
   return got;
 }
