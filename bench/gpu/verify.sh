@@ -5,6 +5,7 @@
 #   bench/gpu/verify.sh build   BUILD            cmake + nvcc build, tests built
 #   bench/gpu/verify.sh tests   BUILD OUT        gpu_test_cuda; memcheck over it
 #                                                and over a small bench net
+#                                                (also with --piece-size)
 #   bench/gpu/verify.sh links   BUILD OUT        bench link; bench overlap three
 #                                                times native, once at pcie3
 #   bench/gpu/verify.sh net     BUILD OUT [RUN]  bench net b1,b10, plain and
@@ -77,6 +78,11 @@ tests)
   step memcheck-bench_net-discard "$san" --tool memcheck --error-exitcode 9 \
     "$lms" --gpu-limit 4GiB bench net --size 224 --batch 1,4 \
     --configs lms:1024 --iterations 1 --discard
+  # Note [Mapping pieces on a GPU] in src/device/cuda.c: the classifier's
+  # weights and the largest activations made of 32 MiB pieces.
+  step memcheck-bench_net-pieces "$san" --tool memcheck --error-exitcode 9 \
+    "$lms" --gpu-limit 4GiB --piece-size 32MiB bench net --size 224 \
+    --batch 1,4 --configs plain,lms:1024 --iterations 1
   ;;
 links)
   step bench_link "$lms" bench link
