@@ -80,8 +80,7 @@ tests)
     --configs lms:1024 --iterations 1 --discard
   # Note [Mapping pieces on a GPU] in src/device/cuda.c: at 480^2 the
   # classifier's weight is about 330 MB (1000 x 1024 x 9 x 9 fp32), over an
-  # eighth of 2 GiB, so it is made
-  # of 32 MiB pieces.
+  # eighth of 2 GiB, so it is made of 32 MiB pieces.
   step memcheck-bench_net-pieces "$san" --tool memcheck --error-exitcode 9 \
     "$lms" --gpu-limit 2GiB --piece-size 32MiB bench net --size 480 \
     --batch 1 --configs plain,lms:1024 --iterations 1
