@@ -603,6 +603,16 @@ static lms_status_t vmm_alloc_locked(cuda_dev_t *c, size_t size, void **out) {
   CUmemGenericAllocationHandle h = 0;
   CUdeviceptr va = 0;
   CUresult r = c->f.create(&h, n, &c->prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    /* The pool may keep freed small blocks' memory: give it back to the
+     * driver and try once more, as cu_dev_alloc does. */
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(c->pool_stream) == cudaSuccess &&
+        cudaDeviceGetDefaultMemPool(&pool, c->ordinal) == cudaSuccess &&
+        cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+      r = c->f.create(&h, n, &c->prop, 0);
+    (void)cudaGetLastError();
+  }
   if (r != CUDA_SUCCESS) return vmm_fail(c, r, "cuMemCreate");
   r = c->f.reserve(&va, n, c->gran, 0, 0);
   if (r != CUDA_SUCCESS) {
