@@ -672,6 +672,15 @@ static lms_status_t wait_unmap(lms__swap_t *s, lms_chunk_t *p) {
   return LMS_OK;
 }
 
+/* wait_unmap before a piece's range goes for good; on a failure the
+ * events go back to the pool unwaited (1 returned; s->err says why). */
+static int settle_old_uses(lms__swap_t *s, lms_chunk_t *p) {
+  if (wait_unmap(s, p) == LMS_OK) return 0;
+  for (int i = 0; i < p->nold; i++) lms__evpool_put(&s->events, p->old_ev[i]);
+  p->nold = 0;
+  return 1;
+}
+
 /* Gives up the device copy of c; `stream` orders the block's reuse. */
 static void forget_device_copy(lms__swap_t *s, lms_chunk_t *c, void *stream) {
   if (c->group != NULL) keep_old_uses(s, c);
@@ -1103,10 +1112,7 @@ static int wants_pieces(const lms__swap_t *s, size_t size) {
 static void free_piece_meta(lms__swap_t *s, lms_chunk_t *p) {
   /* Its range is released next: not before the work that used it is done
    * (Note [Showing a piece again]). */
-  if (wait_unmap(s, p) != LMS_OK) {
-    LMS_LOG(WARN, SWAP, "%s", s->err);
-    for (int i = 0; i < p->nold; i++) lms__evpool_put(&s->events, p->old_ev[i]);
-  }
+  if (settle_old_uses(s, p)) LMS_LOG(WARN, SWAP, "%s", s->err);
   lms__evpool_put(&s->events, p->ready_ev);
   lms__evpool_put(&s->events, p->home_ev);
   if (p->all_prev) p->all_prev->all_next = p->all_next;
@@ -1727,12 +1733,7 @@ void lms__swap_fini(lms__swap_t *s) {
   for (lms_chunk_t *c = s->all; c != NULL; c = c->all_next) {
     for (int i = 0; i < c->nuses; i++)
       unwaited |= s->dev->ops->event_sync(s->dev, c->uses[i].event) != LMS_OK;
-    if (c->group != NULL && wait_unmap(s, c) != LMS_OK) {
-      unwaited = 1;
-      for (int i = 0; i < c->nold; i++)
-        lms__evpool_put(&s->events, c->old_ev[i]);
-      c->nold = 0;
-    }
+    if (c->group != NULL) unwaited |= settle_old_uses(s, c);
   }
   if (unwaited)
     LMS_LOG(WARN, SWAP, "a chunk's use could not be waited for at exit");
