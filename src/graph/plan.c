@@ -516,9 +516,15 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * window that adapts]) take a few iterations to find their level.  A
  * new schedule starts a new trial.  The replay does not call an
  * iteration settled during a trial (lms__plan_info's `deciding`), and
- * goes on for up to 48 iterations (LMS__REPLAY_SETTLE_MAX) so that a
+ * goes on for up to 64 iterations (LMS__REPLAY_SETTLE_MAX) so that a
  * trial of up to ten ways (eleven with pieces) and a settling after it
- * fit (a run of the nine traces of bench/workloads/gen_traces.py took 39,
+ * fit (of the twenty traces' 240 runs, 9 did not settle in 48 and 13
+ * with waits measured; in 64, 4, the batch-4 decoder of experts at 4x,
+ * and 3, the 7B decoder at 2x over nvlink2, the 1.1B decoder at 4x over
+ * nvlink2 and speech recognition at 4x over pcie3; at 48 the 7B
+ * decoder's runs at 4x stopped before the way kept had wandered:
+ * bench/results/2026-12-04-sim-belady-for-large.md.  Before, a run of
+ * the nine traces of bench/workloads/gen_traces.py took 39,
  * with waits measured; 37 before the eighth way, 40 before the seventh;
  * of the fifteen, once the plan by density went on trial wherever it decides
  * otherwise, 39 at most with waits measured and a mean of 25.3, and

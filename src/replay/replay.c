@@ -92,7 +92,7 @@ static unsigned acquire_flags(unsigned access) {
  * beam (bench/workloads/gen_traces.py's whisper-beam) at 4x, keeping the
  * window, repeats three iterations over pcie5 (2589.7, 2589.9 and 2594.4
  * ms, writing home 1.77, 1.86 and 1.75 GB) and five over pcie3, and ran
- * to the 48th iteration unsettled.  So 2k iterations after the trial and
+ * to the last iteration (then the 48th) unsettled.  So 2k iterations after the trial and
  * after the first, each agreeing with the one k before it, for k from 2
  * to LMS__REPLAY_CYCLE_MAX, are settled too (the shortest such k), and
  * the slowest of the last k is measured: a whole iteration of the cycle,

@@ -29,7 +29,7 @@
  * below. */
 #define LMS__REPLAY_SETTLE 0
 #define LMS__REPLAY_SETTLE_MIN 3
-#define LMS__REPLAY_SETTLE_MAX 48
+#define LMS__REPLAY_SETTLE_MAX 64
 /* The longest cycle of iterations taken as settled (Note [A settled
  * iteration] in replay.c). */
 #define LMS__REPLAY_CYCLE_MAX 6
