@@ -86,11 +86,11 @@ if [ -n "$py" ]; then
   # against 20.33); counted as settled on its first two alike iterations
   # before Note [A settled iteration] asked for the same chunks on the
   # device at both ends (bench/results/2026-12-02-sim-settled.md).  At
-  # 4x over every link, in runs of up to 64 iterations, where the window
-  # drifts from 16.57 GB to 17.24 (its first eviction for a large request
-  # the cheapest chunk, not Belady's victim) and the ways that replace it
-  # bring in as much, 0.75 % more than LRU; runs of 48 stopped before the
-  # drift over pcie3, nvlink2 and c2c (bench/results/
+  # 4x over pcie3 and pcie5, in runs of up to 64 iterations, where the
+  # window drifts from 16.57 GB to 17.24 (its first eviction for a large
+  # request the cheapest chunk, not Belady's victim) and the ways that
+  # replace it bring in as much, 0.75 % and 1.5 % more than LRU; runs of
+  # 48 stopped before the drift over pcie3 (bench/results/
   # 2026-12-04-sim-belady-for-large.md).
   # Under the sanitizers the sweep takes two of the four links (the
   # slowest and the fastest): it is there to run every trace's code paths
@@ -101,7 +101,7 @@ if [ -n "$py" ]; then
   out=$("$py" "$here/../bench/workloads/sweep.py" "$lms" $traces \
         "$dir/moe-decode-b1.trace" --over 2,4,10 \
         --links "$links" \
-        --known-over-lru llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,llama-decode:10:pcie3,llama-decode:10:pcie5,llama-decode:10:nvlink2,llama-decode:10:c2c 2>&1)
+        --known-over-lru llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:10:pcie3,llama-decode:10:pcie5,llama-decode:10:nvlink2,llama-decode:10:c2c 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass + 1)); echo "ok   generated traces at 2x, 4x, 10x"
   else
@@ -109,13 +109,15 @@ if [ -n "$py" ]; then
   fi
   # The same where the device tells a stream's wait only after it, as a
   # GPU does (Note [Stalls measured after the fact]).  Known: the decoder
-  # of experts at batch 1 at 10x over pcie3 and pcie5, where the window
-  # brings in 0.2 % more than LRU victims with the window do, and the 7B
-  # decoder at 10x over pcie5, where the window, kept as 2.7 % faster on
-  # trial than any plan, brings in 20.73 GB against LRU's 20.33, and at
-  # 4x over every link, 2.3 % more (the window wandering as above; over
-  # nvlink2 the decoder of experts no longer brings in more once its
-  # iteration is settled so); and EfficientNet-B0 at 4x and
+  # of experts at batch 1 at 10x over pcie3, pcie5 and nvlink2, where the
+  # window brings in 0.2 % more than LRU victims with the window do (over
+  # nvlink2 again since a run is no longer settled by six alike
+  # iterations whose chunks differ: Note [A settled iteration] in
+  # src/replay/replay.c), and the 7B decoder at 4x over every link,
+  # 0.75 % more (the window wandering as above; at 10x over pcie5, where
+  # it brought in 20.73 GB against LRU's 20.33, the run now ends with the
+  # plan that replaced it, bringing in no more than LRU); and
+  # EfficientNet-B0 at 4x and
   # 10x (one capacity) over c2c, where the spread plan, 7 % faster on
   # trial than the plan, brings in 3.492 GB against LRU's 3.482: open
   # failures of the check, held in the sweep so that a change shows.
@@ -128,7 +130,7 @@ if [ -n "$py" ]; then
         "$here/../bench/workloads/sweep.py" \
         "$lms" $traces "$dir/moe-decode-b1.trace" --over 2,4,10 \
         --links pcie3,pcie5,nvlink2,c2c \
-        --known-over-lru moe-decode-b1:10:pcie3,moe-decode-b1:10:pcie5,llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,llama-decode:10:pcie5,effnet:4:c2c,effnet:10:c2c 2>&1); then
+        --known-over-lru moe-decode-b1:10:pcie3,moe-decode-b1:10:pcie5,moe-decode-b1:10:nvlink2,llama-decode:4:pcie3,llama-decode:4:pcie5,llama-decode:4:nvlink2,llama-decode:4:c2c,effnet:4:c2c,effnet:10:c2c 2>&1); then
     pass=$((pass + 1)); echo "ok   generated traces, waits measured as on a GPU"
   else
     fail=$((fail + 1)); echo "FAIL generated traces, waits measured:"
@@ -218,16 +220,18 @@ sys.exit(0 if r["ahead"] != "window" and r["in_order"] else 1)' \
   # bench/results/2026-11-28-sim-whole-chunks-kept.md).  But that was its
   # first two alike iterations: the window wanders (which layers stay
   # turns from one iteration to the next), and settled as Note [A settled
-  # iteration] now asks it settles 3.6 % and 4.8 % slower than on trial
+  # iteration] asked it settled 3.6 % and 4.8 % slower than on trial
   # (950.1 ms against 917.1, 178.0 against 169.9;
-  # bench/results/2026-12-02-sim-settled.md).  An open failure, held so
-  # that a change shows: the check fails once either run comes within 2 %.
-  # Note [The trial keeps score] in src/graph/plan.c: over c2c the window
-  # (31.5 ms on trial) goes on to take 33.4 an iteration, and the plan by
-  # density counting write-backs, 32.4 on trial, replaces it: the run
-  # settles under what the window went on to take, by 2 % at least.  Over
-  # pcie3 and nvlink2 no other way was 2 % faster on trial than the
-  # window settles, and it stays.
+  # bench/results/2026-12-02-sim-settled.md).  Run on, not settled by six
+  # alike iterations whose chunks differ, it goes on to 994.4 and 180.4 ms
+  # and the watch (Note [The trial keeps score]) hands it to the spread
+  # plan, which takes 963.8 and 178.9: still 5.1 % and 5.3 % slower than
+  # the window on trial (bench/results/2026-12-04-sim-belady-for-large.md).
+  # An open failure, held so that a change shows: the check fails once
+  # either run comes within 2 % of the window on trial.  Over c2c the
+  # window (31.5 ms on trial) goes on to take 33.4 an iteration, and the
+  # plan by density counting write-backs, 32.4 on trial, replaces it: the
+  # run settles under what the window went on to take, by 2 % at least.
   if "$lms" sim "$dir/llama-decode.trace" --capacities 10902589440B \
        --links pcie3,nvlink2,c2c --policies schedule \
        --json "$dir/decode.json" >/dev/null 2>&1 &&
@@ -243,14 +247,13 @@ for r in json.load(open(sys.argv[1]))["runs"]:
                     r["settled"] and 0 < w < t and
                     t <= r["replaced_ns"] / 50 * 49)
     else:
-        known = (known and r["ahead"] == "window" and r["replaced"] == 0
-                 and 0 < w and t > 1.02 * w)
+        known = known and 0 < w and t > 1.02 * w
 print("known" if known else "not known", "replaced" if replaced else
       "not replaced")
 sys.exit(0 if known and replaced else 1)' "$dir/decode.json" >"$dir/decode.txt"; then
-    pass=$((pass + 1)); echo "ok   llama-decode at 2x: the window kept settles over 2 % slower than on trial over pcie3 and nvlink2, as known; over c2c a plan replaces it"
+    pass=$((pass + 1)); echo "ok   llama-decode at 2x: over pcie3 and nvlink2 the run ends over 2 % slower than the window on trial, as known; over c2c a plan replaces the window"
   else
-    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: over pcie3 or nvlink2 the window kept no longer settles over 2 % slower than on trial (known open failure: take it off if fixed), or over c2c no plan replaced it:"
+    fail=$((fail + 1)); echo "FAIL llama-decode at 2x: over pcie3 or nvlink2 the run no longer ends over 2 % slower than the window on trial (known open failure: take it off if fixed), or over c2c no plan replaced the window:"
     sed 's/^/     /' "$dir/decode.txt"
   fi
   # Note [A settled iteration] in src/replay/replay.c: speech recognition

@@ -288,11 +288,11 @@ int lms__cli_sim(const lms_options_t *base, int argc, char **argv) {
     fprintf(out, "in memory: %.1f ms per iteration; each run goes on until "
                  "two iterations in a row agree within 0.5 %% and the last "
                  "ends with the chunks on the device it began with (it is "
-                 "measured), or %d in a row agree, or, after its trial, the "
+                 "measured), or, after its trial, the "
                  "last k repeat the k before them for some k up to %d and "
                  "end as they began (the slowest of the last k measured), "
                  "%d to %d; --iterations N for N\n\n",
-            ms(inmem_ns), LMS__REPLAY_PLATEAU, LMS__REPLAY_CYCLE_MAX,
+            ms(inmem_ns), LMS__REPLAY_CYCLE_MAX,
             LMS__REPLAY_SETTLE_MIN, LMS__REPLAY_SETTLE_MAX);
   else
     fprintf(out, "in memory: %.1f ms per iteration; %d iterations per run, "

@@ -522,7 +522,10 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * with waits measured; in 64, 4, the batch-4 decoder of experts at 4x,
  * and 3, the 7B decoder at 2x over nvlink2, the 1.1B decoder at 4x over
  * nvlink2 and speech recognition at 4x over pcie3; at 48 the 7B
- * decoder's runs at 4x stopped before the way kept had wandered:
+ * decoder's runs at 4x stopped before the way kept had wandered; and 27
+ * and 29 once six alike iterations whose chunks differ were no longer
+ * taken as settled (Note [A settled iteration] in replay/replay.c), a
+ * mean of 32.8 and 34.0 iterations a run:
  * bench/results/2026-12-04-sim-belady-for-large.md.  Before, a run of
  * the nine traces of bench/workloads/gen_traces.py took 39,
  * with waits measured; 37 before the eighth way, 40 before the seventh;

@@ -109,13 +109,25 @@ static unsigned acquire_flags(unsigned access) {
  * bench/workloads/lp_bound.py, whose least time, 146.3 ms, the 145.6 beat;
  * tests/lp_bound_test.py).  So the iteration that settles, or the cycle,
  * also ends with the same chunks and pieces on the device as it began
- * with, each as dirty and as prefetched (`residency`, compared exactly),
- * or LMS__REPLAY_PLATEAU iterations in a row agree in time and bytes: a
- * decoder's layers are alike, and which of them stay may turn from one
+ * with, each as dirty and as prefetched (`residency`, compared exactly).
+ * A decoder's layers are alike, and which of them stay may turn from one
  * iteration to the next while the time does not (a 7B decoder's decoding
  * step at 4x over pcie5 took 330.8 ms ten times in a row so, each ending
  * with another 26 of its chunks on the device; it had settled at 302.8 by
  * the rule of two alike, and took 310.9 five times, 317.5-332.3 after).
+ * Six such iterations in a row that agreed were taken as settled until
+ * 2026-12-04, but a state whose chunks differ at every end has not been
+ * shown to repeat, and some of them did not: with Belady's victims for
+ * large requests the same decoder at 2x over pcie3 took 916.7 ms, 0.07
+ * ms more each iteration, thirteen times, each ending with other chunks,
+ * then 971-983; over the twenty traces 23 runs had settled so (26 with
+ * waits measured), the 1.1B
+ * decoder at 2x over nvlink2 at 1.080 of the lower bound where its later
+ * iterations average 1.186, and streaming at 2x over pcie3 at 1.015 for
+ * 1.054 (bench/results/2026-12-04-sim-belady-for-large.md).  So such a
+ * run is not settled: it runs to LMS__REPLAY_SETTLE_MAX and is measured
+ * by the iteration nearest the mean of its later iterations (below),
+ * which for a turning state that does hold is that state's time.
  * Cost: O(k) comparisons for each k, O(CYCLE_MAX^2) an iteration, and a
  * walk of the chunks at each iteration's end. */
 static int close_to(uint64_t a, uint64_t b) {
@@ -135,12 +147,6 @@ int lms__replay_steady(const lms__replay_result_t *r, int first) {
   const lms__replay_iter_t *i = r->iter;
   if (settled(&i[it - 1], &i[it]) && i[it - 1].residency == i[it].residency)
     return it;
-  if (it + 1 >= LMS__REPLAY_PLATEAU && it - (LMS__REPLAY_PLATEAU - 1) >= first) {
-    int same = 1;
-    for (int j = 1; j < LMS__REPLAY_PLATEAU && same; j++)
-      same = settled(&i[it - j], &i[it - j + 1]);
-    if (same) return it;
-  }
   if (first < 1) first = 1; /* turns are of iterations after the first */
   for (int k = 2; k <= LMS__REPLAY_CYCLE_MAX && it - (2 * k - 1) >= first;
        k++) {

@@ -24,7 +24,7 @@
 
 #define LMS__REPLAY_MAX_ITERS 64
 /* `iterations` for a replay that runs until two iterations in a row agree
- * and the last ends as it began, or a plateau or a cycle of them (Note [A
+ * and the last ends as it began, or a cycle of them (Note [A
  * settled iteration] in replay.c), from the third, at most the most
  * below. */
 #define LMS__REPLAY_SETTLE 0
@@ -33,10 +33,6 @@
 /* The longest cycle of iterations taken as settled (Note [A settled
  * iteration] in replay.c). */
 #define LMS__REPLAY_CYCLE_MAX 6
-/* So many iterations in a row that agree in time and bytes are settled
- * even where the chunks on the device differ at their ends (Note [A
- * settled iteration] in replay.c). */
-#define LMS__REPLAY_PLATEAU 6
 
 typedef struct lms__replay_iter {
   uint64_t time_ns;
