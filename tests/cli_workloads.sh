@@ -87,10 +87,10 @@ if [ -n "$py" ]; then
   # before Note [A settled iteration] asked for the same chunks on the
   # device at both ends (bench/results/2026-12-02-sim-settled.md).  At
   # 4x over pcie3 and pcie5, in runs of up to 64 iterations, where the
-  # window drifts from 16.57 GB to 17.24 (its first eviction for a large
-  # request the cheapest chunk, not Belady's victim) and the ways that
-  # replace it bring in as much, 0.75 % and 1.5 % more than LRU; runs of
-  # 48 stopped before the drift over pcie3 (bench/results/
+  # window drifts from 16.57 GB to 17.24 (with Belady's victims for large
+  # requests too, a few iterations later) and the ways that replace it
+  # bring in as much, 0.75 % and 1.5 % more than LRU; runs of 48 stopped
+  # before the drift over pcie3 (bench/results/
   # 2026-12-04-sim-belady-for-large.md).
   # Under the sanitizers the sweep takes two of the four links (the
   # slowest and the fastest): it is there to run every trace's code paths

@@ -92,8 +92,8 @@ static unsigned acquire_flags(unsigned access) {
  * beam (bench/workloads/gen_traces.py's whisper-beam) at 4x, keeping the
  * window, repeats three iterations over pcie5 (2589.7, 2589.9 and 2594.4
  * ms, writing home 1.77, 1.86 and 1.75 GB) and five over pcie3, and ran
- * to the last iteration (then the 48th) unsettled.  So 2k iterations after the trial and
- * after the first, each agreeing with the one k before it, for k from 2
+ * to the last iteration (then the 48th) unsettled.  So 2k iterations
+ * after the trial and after the first, each agreeing with the one k before it, for k from 2
  * to LMS__REPLAY_CYCLE_MAX, are settled too (the shortest such k), and
  * the slowest of the last k is measured: a whole iteration of the cycle,
  * its bytes with its time, and none of the others is slower.
@@ -121,10 +121,10 @@ static unsigned acquire_flags(unsigned access) {
  * large requests the same decoder at 2x over pcie3 took 916.7 ms, 0.07
  * ms more each iteration, thirteen times, each ending with other chunks,
  * then 971-983; over the twenty traces 23 runs had settled so (26 with
- * waits measured), the 1.1B
- * decoder at 2x over nvlink2 at 1.080 of the lower bound where its later
- * iterations average 1.186, and streaming at 2x over pcie3 at 1.015 for
- * 1.054 (bench/results/2026-12-04-sim-belady-for-large.md).  So such a
+ * waits measured), the 1.1B decoder at 2x over nvlink2 at 1.080 of the
+ * lower bound where its later iterations average 1.186, and streaming at
+ * 2x over pcie3 at 1.015 for 1.054
+ * (bench/results/2026-12-04-sim-belady-for-large.md).  So such a
  * run is not settled: it runs to LMS__REPLAY_SETTLE_MAX and is measured
  * by the iteration nearest the mean of its later iterations (below),
  * which for a turning state that does hold is that state's time.
