@@ -126,6 +126,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           "\"split_step\": %u, \"cut_bound_ns\": %llu, "
           "\"cut_steps\": [%s], \"chain_bound_ns\": %llu, "
           "\"chain_cuts\": %u, \"chain_first_steps\": [%s], "
+          "\"both_bound_ns\": %llu, "
           "\"iterations\": %d, \"settled\": %s",
           first ? "" : ",", link, policy, (unsigned long long)capacity,
           (unsigned long long)l->time_ns, (unsigned long long)inmem_ns,
@@ -155,7 +156,7 @@ void lms__simcmd_json_row(FILE *f, const char *link, const char *policy,
           (unsigned long long)r->lower.split_ns, r->lower.split_step,
           (unsigned long long)r->lower.cut_ns, cut_list,
           (unsigned long long)r->lower.chain_ns, r->lower.chain_ncuts,
-          chain_list, r->iterations,
+          chain_list, (unsigned long long)r->lower.both_ns, r->iterations,
           r->settled < 0 ? "null" : r->settled ? "true" : "false");
   if (shared != NULL) json_shared(f, shared);
   fprintf(f, "}");

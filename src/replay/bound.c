@@ -366,17 +366,26 @@ static size_t cycle_gaps(const use_t *u, uint32_t k, uint32_t n, uint64_t size,
   return ng;
 }
 
+/* The most both ways move at once (Note [Both ways at once in the bound]
+ * in cuts.c): ri + ro unless the link shares a rate below that. */
+double lms__both_ways_rate(double ri, double ro, double both) {
+  if (!(both > 0) || both >= ri + ro) return ri + ro;
+  double lo = ri + ro / 10 > ro + ri / 10 ? ri + ro / 10 : ro + ri / 10;
+  return both < lo ? lo : both;
+}
+
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               double h2d_gbps, double d2h_gbps,
-                              double latency_us, lms__lower_bound_t *out,
-                              char *err) {
+                              double both_gbps, double latency_us,
+                              lms__lower_bound_t *out, char *err) {
   memset(out, 0, sizeof *out);
   uint32_t n = w->nsteps;
   if (n == 0 || capacity == 0 || !(h2d_gbps > 0) || !(d2h_gbps > 0) ||
-      !(latency_us >= 0)) {
+      !(latency_us >= 0) || both_gbps < 0 || both_gbps != both_gbps) {
     lms__errf(err, "lower bound: needs steps, a capacity and link rates");
     return LMS_ERR_INVALID;
   }
+  double rs = lms__both_ways_rate(h2d_gbps, d2h_gbps, both_gbps);
   size_t m = 2 * (size_t)n;
   /* Each chunk's uses in one iteration, a step's references merged. */
   uint32_t *count = calloc(w->nchunks + 1, sizeof *count);
@@ -522,7 +531,8 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   if (out->split_ns > t) t = out->split_ns;
   for (uint32_t p = 0; p < n; p++) step_ns[p] = w->steps[p].compute_ns;
   lms__cut_result_t cut;
-  st = lms__cut_bound(cg, ncg, n, room, step_ns, h2d_gbps, d2h_gbps, &cut);
+  st = lms__cut_bound(cg, ncg, n, room, step_ns, h2d_gbps, d2h_gbps, rs,
+                      &cut);
   if (st != LMS_OK) {
     lms__errf(err, "lower bound: no host memory for %u steps", n);
     goto done;
@@ -537,6 +547,13 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   if (out->chain_ns > t) t = out->chain_ns;
   uint64_t td = copy_time(&zout, out->d2h_bytes, d2h_gbps, latency_us);
   if (td > t) t = td;
+  /* The fewest bytes each way over the rate both share, where it is less
+   * than their sum (Note [Both ways at once in the bound] in cuts.c). */
+  if (rs < h2d_gbps + d2h_gbps) {
+    out->both_ns =
+        (uint64_t)((double)(out->h2d_bytes + out->d2h_bytes) / rs);
+    if (out->both_ns > t) t = out->both_ns;
+  }
   out->h2d_copies = fewest(&zin, out->h2d_bytes);
   out->d2h_copies = fewest(&zout, out->d2h_bytes);
   out->time_ns = t;

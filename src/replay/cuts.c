@@ -55,6 +55,28 @@
  * triple: every step while the triples cost at most CUT_VISITS gap
  * visits, else the candidates and the q that did best with each, the
  * pool cut down to its steps whose best pair was highest. */
+/* Note [Both ways at once in the bound]
+ * A link whose two ways together move less than the sum of each alone
+ * (pcie5: 55 GB/s in, 53 out, 87 at once) bounds what a span of time can
+ * copy both ways: while both run, the copy that started second gets
+ * what the first leaves of the shared rate, at least a tenth of its own
+ * and at most its own (Note [Both ways at once] in device/sim.c), so the
+ * two together move at most rs = the shared rate held within [max(ri +
+ * ro / 10, ro + ri / 10), ri + ro], and a span that copies I bytes in and
+ * O out lasts at least (I + O) / rs.  Every copy the bounds here count
+ * lies wholly inside its part, so a part may take that term beside its
+ * compute, its bytes in and its bytes out: in the cuts, a cut whose part
+ * takes it is charged 1 / rs a byte each way; in the chain, v(a, b)
+ * takes it of the part's two byte counts; and the iteration's fewest
+ * bytes each way (bound.c) take it too.  Without a shared rate, rs is ri
+ * + ro and the term never exceeds the larger of the other two, so the
+ * cuts leave it out.  Latency is left out of it (each way pays its own,
+ * on its own engine).  Where the link shares one, DLRM at 2x over pcie5
+ * read 1.59x this bound, while the linear programme of
+ * bench/workloads/lp_bound.py, which holds in + out to the shared rate,
+ * was 10 % higher (bench/results/2026-12-02-sim-settled.md).  Cost:
+ * a fourth term, 4^k sums for k cuts instead of 3^k, seven more sums a
+ * pair, and two more K x K tables for the chain. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,15 +111,34 @@ static double pair_cost(int64_t r, int64_t a, int64_t b, double ci, double co) {
 }
 
 
+/* The terms a part may take (Note [Both ways at once in the bound]):
+ * its compute, its bytes in, its bytes out, or both over the rate the
+ * two ways share; the last only where that is less than their sum. */
+enum { TERM_COMPUTE, TERM_IN, TERM_OUT, TERM_BOTH };
+
+/* What a byte costs a part taking term t, as a copy in and as a copy
+ * out. */
+static double in_cost(int t, double ri, double rs) {
+  return t == TERM_IN ? 1 / ri : t == TERM_BOTH ? 1 / rs : 0.0;
+}
+static double out_cost(int t, double ro, double rs) {
+  return t == TERM_OUT ? 1 / ro : t == TERM_BOTH ? 1 / rs : 0.0;
+}
+
+/* Whether rs, the most both ways move at once, is below ri + ro. */
+static int shared(double ri, double ro, double rs) { return rs < ri + ro; }
+
 /* The least time of the cycle cut at cuts[0] < cuts[1] < ... (k of them,
  * 2 <= k <= CUT_MAX), by the sums of one term of each part: the part
  * from cut i to cut i + 1 takes its compute, its bytes in (charged by cut
- * i) or its bytes out (charged by cut i + 1), and a cut whose two parts
- * both take its charges takes the pick cheapest for both.  O(k gaps). */
+ * i), its bytes out (charged by cut i + 1) or, where the link shares a
+ * rate, both, and a cut whose two parts both take its charges takes the
+ * pick cheapest for both.  O(k gaps). */
 #define CUT_MAX 3
 static double eval_cuts(const lms__cgap_t *g, size_t ng, uint32_t n,
                         const int64_t *room, const uint64_t *pc,
-                        const uint32_t *cuts, int k, double ri, double ro) {
+                        const uint32_t *cuts, int k, double ri, double ro,
+                        double rs) {
   int64_t in[CUT_MAX] = {0}, out[CUT_MAX] = {0}, both[CUT_MAX] = {0};
   double comp[CUT_MAX];
   for (int i = 0; i < k; i++) {
@@ -125,18 +166,18 @@ static double eval_cuts(const lms__cgap_t *g, size_t ng, uint32_t n,
   for (int i = 0; i < k; i++)
     rest[i] = at_least0(in[i] + out[i] - both[i] - room[cuts[i]]);
   double best = 0;
-  int choices = 1;
-  for (int i = 0; i < k; i++) choices *= 3;
+  int terms = shared(ri, ro, rs) ? 4 : 3, choices = 1;
+  for (int i = 0; i < k; i++) choices *= terms;
   for (int ch = 0; ch < choices; ch++) {
     int t[CUT_MAX];
-    for (int i = 0, v = ch; i < k; i++, v /= 3) t[i] = v % 3; /* 0 C, 1 I, 2 O */
+    for (int i = 0, v = ch; i < k; i++, v /= terms) t[i] = v % terms;
     double sum = 0;
     for (int i = 0; i < k; i++) {
-      if (t[i] == 0) sum += comp[i];
-      int take_in = t[i] == 1, take_out = t[(i + k - 1) % k] == 2;
-      if (!take_in && !take_out) continue;
+      if (t[i] == TERM_COMPUTE) sum += comp[i];
+      double ci = in_cost(t[i], ri, rs), co = out_cost(t[(i + k - 1) % k], ro, rs);
+      if (ci == 0.0 && co == 0.0) continue;
       int64_t io = in[i] - both[i], oo = out[i] - both[i];
-      sum += pair_cost(rest[i], io, oo, take_in ? 1 / ri : 0, take_out ? 1 / ro : 0);
+      sum += pair_cost(rest[i], io, oo, ci, co);
     }
     if (sum > best) best = sum;
   }
@@ -213,7 +254,7 @@ static int by_best(const void *a, const void *b) {
 static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                         const int64_t *room, const uint64_t *pc,
                         const cand_t *cand, uint32_t nc, double ri, double ro,
-                        lms__cut_result_t *out) {
+                        double rs, lms__cut_result_t *out) {
   /* Nothing absent at any step: every part is its compute alone. */
   if (nc == 0) return 0;
   double per = (double)ng + (double)n + 1;
@@ -230,7 +271,13 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   double *f = malloc(k * sizeof *f);
   uint32_t *par = malloc(k * sizeof *par);
   uint32_t *chain = malloc(k * sizeof *chain);
-  if (!at || !in || !v || !f || !par || !chain) goto out;
+  /* Where the two ways share a rate, each part's bytes each way, for the
+   * term of both (Note [Both ways at once in the bound]). */
+  int two = shared(ri, ro, rs);
+  double *vin = two ? calloc(kk, sizeof *vin) : NULL;
+  double *vout = two ? calloc(kk, sizeof *vout) : NULL;
+  if (!at || !in || !v || !f || !par || !chain || (two && (!vin || !vout)))
+    goto out;
   int64_t *wr = in + n + 1;
   for (uint32_t i = 0; i < k; i++) at[i] = all ? i : cand[i].step;
   if (!all) qsort(at, k, sizeof *at, by_step);
@@ -266,13 +313,23 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
     }
     for (uint32_t e = 0; e < k; e++) {
       if (e == c) continue;
-      double ti = (double)at_least0(in[(at[e] + n - s) % n] - room[s]) / ri;
-      double to = (double)at_least0(wr[(s + n - at[e]) % n] - room[s]) / ro;
+      double bi = (double)at_least0(in[(at[e] + n - s) % n] - room[s]);
+      double bo = (double)at_least0(wr[(s + n - at[e]) % n] - room[s]);
+      double ti = bi / ri, to = bo / ro;
       double *from_c = &v[(size_t)c * k + e], *to_c = &v[(size_t)e * k + c];
       if (ti > *from_c) *from_c = ti;
       if (to > *to_c) *to_c = to;
+      if (two) {
+        vin[(size_t)c * k + e] = bi;
+        vout[(size_t)e * k + c] = bo;
+      }
     }
   }
+  if (two)
+    for (size_t i = 0; i < kk; i++) {
+      double tb = (vin[i] + vout[i]) / rs;
+      if (tb > v[i]) v[i] = tb;
+    }
   for (uint32_t s = 0; s + 1 < k; s++) {
     for (uint32_t b = s + 1; b < k; b++) {
       f[b] = v[(size_t)s * k + b];
@@ -304,12 +361,36 @@ out:
   free(f);
   free(par);
   free(chain);
+  free(vin);
+  free(vout);
   return rc;
+}
+
+/* Note [Both ways at once in the bound]: the pairs' terms that take
+ * both ways in one part or both.  Cut p charges in within A and out
+ * within B, cut q in within B and out within A (lms__cut_bound). */
+static double pair_both(double tA, double tB, int64_t rp, int64_t p_in,
+                        int64_t p_out, int64_t rq, int64_t q_in, int64_t q_out,
+                        double ri, double ro, double rs) {
+  double best = 0;
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      if (a != TERM_BOTH && b != TERM_BOTH) continue; /* counted already */
+      double sum = (a == TERM_COMPUTE ? tA : 0) + (b == TERM_COMPUTE ? tB : 0);
+      double ci = in_cost(a, ri, rs), co = out_cost(b, ro, rs);
+      if (ci != 0.0 || co != 0.0) sum += pair_cost(rp, p_in, p_out, ci, co);
+      ci = in_cost(b, ri, rs);
+      co = out_cost(a, ro, rs);
+      if (ci != 0.0 || co != 0.0) sum += pair_cost(rq, q_in, q_out, ci, co);
+      if (sum > best) best = sum;
+    }
+  return best;
 }
 
 lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                             const int64_t *room, const uint64_t *compute,
-                            double ri, double ro, lms__cut_result_t *out) {
+                            double ri, double ro, double rs,
+                            lms__cut_result_t *out) {
   memset(out, 0, sizeof *out);
   if (n < 2) return LMS_OK;
   size_t m = (size_t)n + 1;
@@ -346,7 +427,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
     if (absent[s] > 0) cand[nc++] = (cand_t){.absent = absent[s], .step = s};
   qsort(cand, nc, sizeof *cand, by_absent);
   for (uint32_t s = 0; s < n; s++) pc[s + 1] = pc[s] + compute[s];
-  if (chain_bound(g, ng, n, room, pc, cand, nc, ri, ro, out) != 0) {
+  if (chain_bound(g, ng, n, room, pc, cand, nc, ri, ro, rs, out) != 0) {
     st = LMS_ERR_HOST_OOM;
     goto out;
   }
@@ -355,6 +436,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   if (keep < CUT_CANDIDATES) keep = CUT_CANDIDATES;
   if (nc > keep) nc = keep;
   uint64_t total = pc[n];
+  int two = shared(ri, ro, rs);
   int64_t *pin = arr, *pout = arr + m, *pboth = arr + 2 * m;
   int64_t *qin = arr + 3 * m, *qout = arr + 4 * m, *qboth = arr + 5 * m;
   for (uint32_t ci = 0; ci < nc; ci++) {
@@ -413,6 +495,11 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                          tA + out_b};
       for (size_t k = 0; k < sizeof cand_t / sizeof *cand_t; k++)
         if (cand_t[k] > best) best = cand_t[k];
+      if (two) {
+        double b2 = pair_both(tA, tB, rp, in_only, out_only, rq, qin_only,
+                              qout_only, ri, ro, rs);
+        if (b2 > best) best = b2;
+      }
       if (best > (double)out->ns) {
         out->ns = (uint64_t)best;
         out->nsteps = 2;
@@ -459,7 +546,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
     for (uint32_t b = a + 1; b + 1 < np; b++)
       for (uint32_t c = b + 1; c < np; c++) {
         uint32_t cuts[3] = {pool[a], pool[b], pool[c]};
-        double v = eval_cuts(g, ng, n, room, pc, cuts, 3, ri, ro);
+        double v = eval_cuts(g, ng, n, room, pc, cuts, 3, ri, ro, rs);
         if (v > (double)out->ns) {
           out->ns = (uint64_t)v;
           out->nsteps = 3;

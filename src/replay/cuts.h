@@ -31,9 +31,12 @@ typedef struct lms__cut_result {
 } lms__cut_result_t;
 
 /* room[s]: capacity less step s's bytes; compute[s]: step s's compute;
- * rates in bytes per ns. */
+ * rates in bytes per ns: ri in, ro out, rs the most both move at once
+ * (ri + ro, or more, where the link has no shared rate; Note [Both ways
+ * at once in the bound] in cuts.c). */
 lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                             const int64_t *room, const uint64_t *compute,
-                            double ri, double ro, lms__cut_result_t *out);
+                            double ri, double ro, double rs,
+                            lms__cut_result_t *out);
 
 #endif

@@ -438,7 +438,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   out->device_peak = (uint64_t)after.device_reserved.peak;
   out->budget = after.device_limit;
   st = lms__lower_bound(w, out->budget, out->h2d_gbps, out->d2h_gbps,
-                        ctx->opts.link.latency_us, &out->lower, err);
+                        ctx->opts.link.both_gbps, ctx->opts.link.latency_us,
+                        &out->lower, err);
   if (st != LMS_OK) goto done;
   /* Note [The bound of pieces]: with chunks of pieces (Note [Chunks of
    * pieces] in swap/residency.c) a run may keep parts of a chunk, which
@@ -453,6 +454,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     st = lms__wl_pieces(w, ctx->swap.piece, out->budget, &pw, &split);
     if (st == LMS_OK && split > 0)
       st = lms__lower_bound(&pw, out->budget, out->h2d_gbps, out->d2h_gbps,
+                            ctx->opts.link.both_gbps,
                             ctx->opts.link.latency_us, &pb, err);
     lms__wl_free(&pw);
     if (st != LMS_OK) goto done;

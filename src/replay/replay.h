@@ -68,12 +68,20 @@ typedef struct lms__lower_bound {
                            chain of cuts] in cuts.c) */
   uint32_t chain_steps[LMS__CHAIN_SHOWN]; /* its first cuts */
   uint32_t chain_ncuts;
+  uint64_t both_ns;     /* the fewest bytes both ways over the rate they
+                           share, where the link has one (Note [Both ways
+                           at once in the bound] in cuts.c); else 0 */
 } lms__lower_bound_t;
 
+/* both_gbps: what the two ways move at once, 0 where each keeps its own
+ * rate (lms__link_t's both_gbps). */
 lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               double h2d_gbps, double d2h_gbps,
-                              double latency_us, lms__lower_bound_t *out,
-                              char *err);
+                              double both_gbps, double latency_us,
+                              lms__lower_bound_t *out, char *err);
+
+/* The most the two ways move at once, in the units of the rates given. */
+double lms__both_ways_rate(double ri, double ro, double both);
 
 typedef struct lms__replay_result {
   int iterations;           /* run */
