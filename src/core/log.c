@@ -57,8 +57,16 @@ static const char *subsys_name(unsigned subsys) {
   return "?";
 }
 
+/* A message is one write(2), so that lines from threads and processes
+ * sharing a file do not interleave, from a buffer on the stack (a log
+ * call may come from any context, so no allocation).  The longest the
+ * runtime writes, the trial's summary of every way it timed (Note [Ways
+ * to look ahead, measured] in graph/plan.c), is about 1,100 bytes; 512
+ * cut it, and the way it kept, short without saying so.  A message
+ * longer than LMS__LOG_LINE_MAX is cut and ends in "..." before its
+ * newline. */
 void lms__log_write(int level, unsigned subsys, const char *fmt, ...) {
-  char buf[512];
+  char buf[LMS__LOG_LINE_MAX];
   int n = snprintf(buf, sizeof buf, "[LMS %s %s %ld] ",
                    lms__log_level_names[level], subsys_name(subsys),
                    (long)getpid());
@@ -68,7 +76,10 @@ void lms__log_write(int level, unsigned subsys, const char *fmt, ...) {
   int m = vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
   va_end(ap);
   size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-  if (len > sizeof buf - 2) len = sizeof buf - 2;
+  if (len > sizeof buf - 1) {
+    len = sizeof buf - 1; /* the terminator's place takes the newline */
+    memcpy(buf + len - 3, "...", 3);
+  }
   buf[len++] = '\n';
   ssize_t w = write(g_fd, buf, len);
   (void)w;

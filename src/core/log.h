@@ -49,6 +49,8 @@ extern const char *const lms__log_subsys_names[LMS_LOG_SUBSYS_COUNT];
  * be NULL or "" for stderr; "%p" in it becomes the process id. */
 void lms__log_configure(int level, unsigned subsys_mask, const char *path);
 int lms__log_enabled(int level, unsigned subsys);
+/* The longest line written whole, its newline included (Note in log.c). */
+#define LMS__LOG_LINE_MAX 4096
 void lms__log_write(int level, unsigned subsys, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
