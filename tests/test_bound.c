@@ -49,8 +49,8 @@ static lms__lower_bound_t bound_of(const lms__workload_t *w, uint64_t capacity,
                                    double h2d, double d2h) {
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(w, capacity, h2d, d2h, 0.0, 0.0, &b, err), LMS_OK),
-            "%s", err);
+  cr_assert(eq(int, lms__lower_bound(w, capacity, h2d, d2h, 0.0, 0.0, &b, err),
+               LMS_OK), "%s", err);
   return b;
 }
 
@@ -162,7 +162,8 @@ Test(bound, training_splits_at_its_peak) {
                          "r0", NULL});
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, 0.0, 0.0, &b, err), LMS_OK));
+  cr_assert(eq(int, lms__lower_bound(&w, 2 * MiB, 1.0, 1.0, 0.0, 0.0, &b, err),
+               LMS_OK));
   uint64_t alone = b.h2d_bytes > b.d2h_bytes ? b.h2d_bytes : b.d2h_bytes;
   cr_assert(gt(u64, b.split_ns, alone), "split %llu, alone %llu",
             (unsigned long long)b.split_ns, (unsigned long long)alone);
@@ -180,11 +181,13 @@ Test(bound, every_copy_pays_the_latency) {
         (const char *[]){"r0", "r1", "r2", "r3", NULL});
   lms__lower_bound_t b;
   char err[LMS__ERRBUF];
-  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, 0.0, &b, err), LMS_OK));
+  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, 0.0, &b, err),
+               LMS_OK));
   cr_assert(eq(u64, b.h2d_bytes, 4 * 4096));
   cr_assert(eq(u64, b.h2d_copies, 4));
   cr_assert(eq(u64, b.time_ns, 4 * 4096));
-  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, 10.0, &b, err), LMS_OK));
+  cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, 10.0, &b, err),
+               LMS_OK));
   cr_assert(eq(u64, b.time_ns, 4 * 4096 + 4 * 10000));
   cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, -1.0, &b, err),
                LMS_ERR_INVALID));
@@ -202,7 +205,8 @@ Test(bound, every_copy_pays_the_latency) {
   cr_assert(eq(int, lms__wl_add_chunk(&w, MiB, 0, "L", &id), LMS_OK));
   const char *steps5[] = {"r0", "r1", "r2", "r3", "r4"};
   for (int i = 0; i < 5; i++) step(&w, 1000, steps5[i]);
-  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, 0.0, 10.0, &b, err), LMS_OK));
+  cr_assert(eq(int, lms__lower_bound(&w, MiB, 1.0, 1.0, 0.0, 10.0, &b, err),
+               LMS_OK));
   cr_assert(eq(u64, b.h2d_bytes, 5 * 4096));
   cr_assert(eq(u64, b.h2d_copies, 1));
   cr_assert(eq(u64, b.time_ns, 5 * 4096 + 10000));
@@ -459,10 +463,12 @@ static double cuts_directly(const lms__workload_t *w, uint64_t capacity,
   double best = 0;
   for (int64_t a = 0; any && a < n; a++)
     for (int64_t b = a + 1; b < n; b++) {
-      double v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b}, 2, ri, ro, rs, unit);
+      double v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b}, 2, ri, ro,
+                         rs, unit);
       if (v > best) best = v;
       for (int64_t c = b + 1; c < n; c++) {
-        v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b, c}, 3, ri, ro, rs, unit);
+        v = cuts_at(w, capacity, step_bytes, (int64_t[]){a, b, c}, 3, ri, ro,
+                    rs, unit);
         if (v > best) best = v;
       }
     }

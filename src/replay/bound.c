@@ -368,7 +368,7 @@ static size_t cycle_gaps(const use_t *u, uint32_t k, uint32_t n, uint64_t size,
 
 /* The most both ways move at once (Note [Both ways at once in the bound]
  * in cuts.c): ri + ro unless the link shares a rate below that. */
-double lms__both_ways_rate(double ri, double ro, double both) {
+static double both_ways_rate(double ri, double ro, double both) {
   if (!(both > 0) || both >= ri + ro) return ri + ro;
   double lo = ri + ro / 10 > ro + ri / 10 ? ri + ro / 10 : ro + ri / 10;
   return both < lo ? lo : both;
@@ -381,11 +381,11 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
   memset(out, 0, sizeof *out);
   uint32_t n = w->nsteps;
   if (n == 0 || capacity == 0 || !(h2d_gbps > 0) || !(d2h_gbps > 0) ||
-      !(latency_us >= 0) || both_gbps < 0 || both_gbps != both_gbps) {
+      !(latency_us >= 0) || !(both_gbps >= 0)) {
     lms__errf(err, "lower bound: needs steps, a capacity and link rates");
     return LMS_ERR_INVALID;
   }
-  double rs = lms__both_ways_rate(h2d_gbps, d2h_gbps, both_gbps);
+  double rs = both_ways_rate(h2d_gbps, d2h_gbps, both_gbps);
   size_t m = 2 * (size_t)n;
   /* Each chunk's uses in one iteration, a step's references merged. */
   uint32_t *count = calloc(w->nchunks + 1, sizeof *count);

@@ -174,7 +174,8 @@ static double eval_cuts(const lms__cgap_t *g, size_t ng, uint32_t n,
     double sum = 0;
     for (int i = 0; i < k; i++) {
       if (t[i] == TERM_COMPUTE) sum += comp[i];
-      double ci = in_cost(t[i], ri, rs), co = out_cost(t[(i + k - 1) % k], ro, rs);
+      double ci = in_cost(t[i], ri, rs);
+      double co = out_cost(t[(i + k - 1) % k], ro, rs);
       if (ci == 0.0 && co == 0.0) continue;
       int64_t io = in[i] - both[i], oo = out[i] - both[i];
       sum += pair_cost(rest[i], io, oo, ci, co);

@@ -93,8 +93,9 @@ static unsigned acquire_flags(unsigned access) {
  * window, repeats three iterations over pcie5 (2589.7, 2589.9 and 2594.4
  * ms, writing home 1.77, 1.86 and 1.75 GB) and five over pcie3, and ran
  * to the last iteration (then the 48th) unsettled.  So 2k iterations
- * after the trial and after the first, each agreeing with the one k before it, for k from 2
- * to LMS__REPLAY_CYCLE_MAX, are settled too (the shortest such k), and
+ * after the trial and after the first, each agreeing with the one k
+ * before it, for k from 2 to LMS__REPLAY_CYCLE_MAX, are settled too (the
+ * shortest such k), and
  * the slowest of the last k is measured: a whole iteration of the cycle,
  * its bytes with its time, and none of the others is slower.
  * Time and bytes agreeing is not enough: an iteration that begins with

@@ -80,9 +80,6 @@ lms_status_t lms__lower_bound(const lms__workload_t *w, uint64_t capacity,
                               double both_gbps, double latency_us,
                               lms__lower_bound_t *out, char *err);
 
-/* The most the two ways move at once, in the units of the rates given. */
-double lms__both_ways_rate(double ri, double ro, double both);
-
 typedef struct lms__replay_result {
   int iterations;           /* run */
   int settled;              /* settle mode: 1 if they settled (Note [A
