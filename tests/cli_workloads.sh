@@ -71,7 +71,9 @@ if [ -n "$py" ]; then
   # recognition with a beam, a pipeline stage's one-forward-one-backward
   # order and EfficientNet-B0's training (bench/results/
   # 2026-11-29-sim-lora-whisper.md).  A 1.1B decoder's decoding step
-  # joined untuned (bench/results/2026-12-02-sim-victims.md).
+  # joined untuned (bench/results/2026-12-02-sim-victims.md), and so did
+  # a graph network's full-batch training and a 7B decoder serving with
+  # continuous batching (bench/results/2026-12-04-sim-idle-while-copies-land.md).
   # The trace paths have no spaces: $traces is split on purpose.
   traces="$dir/oddsizes.trace $dir/stream.trace $dir/resnet50.trace
           $dir/gpt2-medium.trace $dir/random4k.trace $dir/vgg16.trace
@@ -79,7 +81,8 @@ if [ -n "$py" ]; then
           $dir/moe-decode.trace $dir/unet2d.trace $dir/lstm.trace
           $dir/vit-accum.trace $dir/sd-infer.trace $dir/lora-7b.trace
           $dir/whisper-beam.trace $dir/pp-1f1b.trace $dir/effnet.trace
-          $dir/tinyllama-decode.trace"
+          $dir/tinyllama-decode.trace $dir/gcn-products.trace
+          $dir/serve-cb.trace"
   # Known: the 7B decoder at 10x over every link, where the window, kept
   # on trial, goes on to wander (which layers stay turns from one
   # iteration to the next) and brings in 0.6 % more than LRU (20.46 GB

@@ -73,11 +73,14 @@ Test(bound, read_only_chunks_taking_turns) {
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 0));
   /* 2 MiB at 1 byte per ns is 2.1 ms, more than the 3 us of compute;
-   * and with the room full at every step no copy overlaps the last
-   * step's compute: cut at the three steps, B comes in between the first
-   * two, A between the next two, and the third part is its compute. */
-  cr_assert(eq(u64, b.time_ns, 2 * MiB + 1000));
-  cr_assert(eq(int, b.cut_nsteps, 3));
+   * and with the room full at every step no copy overlaps any step's
+   * compute (Note [Idle while copies land]).  Cut at the second step and
+   * the third: A comes in after the second's compute, B after the
+   * third's and the first's, 2 MiB ns + 3 us, as a schedule takes. */
+  cr_assert(eq(u64, b.time_ns, 2 * MiB + 3000));
+  cr_assert(eq(u64, b.cut_ns, b.time_ns));
+  cr_assert(eq(int, b.cut_nsteps, 2));
+  cr_assert(eq(u32, b.cut_steps[0], 1));
   /* Twice the room: nothing moves. */
   b = room_for_all(&w, 2 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.time_ns, 3000));
@@ -120,15 +123,20 @@ Test(bound, written_chunks_go_home_to_leave) {
   lms__lower_bound_t b = bound_of(&w, MiB, 1.0, 2.0);
   cr_assert(eq(u64, b.h2d_bytes, 2 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 2 * MiB));
-  /* Cut at the last three steps: A, written at the first, goes home
-   * between the last step and the second (0.5 MiB ns at 2 bytes a ns) and
-   * comes back before the third (1 MiB ns); B comes back between the
-   * third and the fourth (1 MiB ns).  Cut at every step (Note [A chain of
-   * cuts]), A's write-back falls between the first step and the second,
-   * so the last step's compute (1000 ns) is a part of its own. */
-  cr_assert(eq(u64, b.cut_ns, 2 * MiB + MiB / 2));
-  cr_assert(eq(u64, b.chain_ns, 2 * MiB + MiB / 2 + 1000));
-  cr_assert(eq(u32, b.chain_ncuts, 4));
+  /* Cut at the first three steps: A goes home after the first step (0.5
+   * MiB ns at 2 bytes a ns) and comes back after the second (1 MiB ns),
+   * B comes back after the third (1 MiB ns), and with the room full each
+   * copy waits for the step before it to end (Note [Idle while copies
+   * land]): 2.5 MiB ns and the four steps' 4 us, for the cuts and the
+   * chain (Note [A chain of cuts]) alike.  (A schedule takes 3 MiB ns + 4
+   * us: B's write-back must end before A can come in to its room, which
+   * the bound does not ask.) */
+  cr_assert(eq(u64, b.cut_ns, 2 * MiB + MiB / 2 + 4000));
+  cr_assert(eq(int, b.cut_nsteps, 3));
+  cr_assert(eq(u64, b.chain_ns, b.cut_ns));
+  cr_assert(eq(u32, b.chain_ncuts, 3));
+  cr_assert(eq(u32, b.chain_steps[0], 0));
+  cr_assert(eq(u32, b.chain_steps[2], 2));
   cr_assert(eq(u64, b.time_ns, b.chain_ns));
   /* Room for both: A and B stay; nothing moves at all. */
   room_for_all(&w, 2 * MiB, 1.0, 2.0);
@@ -185,7 +193,9 @@ Test(bound, every_copy_pays_the_latency) {
                LMS_OK));
   cr_assert(eq(u64, b.h2d_bytes, 4 * 4096));
   cr_assert(eq(u64, b.h2d_copies, 4));
-  cr_assert(eq(u64, b.time_ns, 4 * 4096));
+  /* The room full at every step, each copy waits for the step before
+   * it to end (Note [Idle while copies land]). */
+  cr_assert(eq(u64, b.time_ns, 4 * 4096 + 4000));
   cr_assert(eq(int, lms__lower_bound(&w, 4096, 1.0, 1.0, 0.0, 10.0, &b, err),
                LMS_OK));
   cr_assert(eq(u64, b.time_ns, 4 * 4096 + 4 * 10000));
@@ -241,11 +251,19 @@ Test(bound, training_cycle_cuts_between_forward_and_backward) {
   cr_assert(eq(u64, b.h2d_bytes, 3 * MiB));
   cr_assert(eq(u64, b.d2h_bytes, 3 * MiB));
   cr_assert(eq(u64, b.split_ns, 3 * MiB));
-  /* Cut at the three steps after the first: the second forward step's
-   * compute (1 us) overlaps neither copy, the room being full. */
-  cr_assert(eq(u64, b.cut_ns, 4 * MiB + 1000), "cut %llu",
+  /* Cut at the second forward step and the last backward step, the room
+   * full at each step (Note [Idle while copies land]): W1 and X1 come
+   * back once the second forward step and the first backward step have
+   * computed, no step hiding any of it, and had gone home before the
+   * second forward step, none of it while the last backward step
+   * computed: 4 MiB ns + 3 us.  A schedule takes 4 MiB ns + 4 us. */
+  cr_assert(eq(u64, b.cut_ns, 4 * MiB + 3000), "cut %llu",
             (unsigned long long)b.cut_ns);
-  cr_assert(eq(u64, b.time_ns, 4 * MiB + 1000));
+  cr_assert(eq(int, b.cut_nsteps, 2));
+  cr_assert(eq(u32, b.cut_steps[0], 1));
+  cr_assert(eq(u32, b.cut_steps[1], 3));
+  cr_assert(eq(u64, b.chain_ns, b.cut_ns));
+  cr_assert(eq(u64, b.time_ns, b.cut_ns));
   /* With room for everything nothing need be absent. */
   b = room_for_all(&w, 4 * MiB, 1.0, 1.0);
   cr_assert(eq(u64, b.cut_ns, 0));
@@ -382,6 +400,32 @@ static double shared_rate(double ri, double ro, double both) {
   return fmax(h_first, d_first);
 }
 
+/* The base of each term of the part from step `from` to step `to`
+ * (indices that may pass n, round the cycle), from Note [Idle while
+ * copies land] in src/replay/cuts.c: 0 its compute; 1 that less what its
+ * inner steps hide of copies in (each at most its compute at the rate in
+ * and its room), as time; 2 its first step's compute; 3 its compute less
+ * what its inner steps hide of both ways over the rate they share. */
+static void part_bases(const lms__workload_t *w, uint64_t capacity,
+                       const uint64_t *step_bytes, int64_t from, int64_t to,
+                       double ri, double ro, double rs, double base[4]) {
+  int64_t n = w->nsteps;
+  double first = (double)w->steps[from % n].compute_ns;
+  double inner = 0, hide_in = 0, hide_both = 0;
+  for (int64_t y = from + 1; y < to; y++) {
+    double c = (double)w->steps[y % n].compute_ns;
+    int64_t r = room_at(w, capacity, step_bytes, y % n);
+    double h = fmin(ri * c, r > 0 ? (double)r : 0);
+    inner += c;
+    hide_in += h;
+    hide_both += fmin(rs * c, h + ro * c);
+  }
+  base[0] = first + inner;
+  base[1] = first + inner - hide_in / ri;
+  base[2] = first;
+  base[3] = first + inner - hide_both / rs;
+}
+
 /* The least of a x in + b x out over picks of r bytes among in-only (up
  * to fi), out-only (up to fo) and both, tried in steps of `unit`. */
 static double least(int64_t r, int64_t fi, int64_t fo, double a, double b,
@@ -409,10 +453,10 @@ static double cuts_at(const lms__workload_t *w, uint64_t capacity,
   x[0] = x[k] - n;
   x[k + 1] = x[1] + n;
   int64_t in[3] = {0}, out[3] = {0}, both[3] = {0}, rest[3];
-  double comp[3] = {0};
+  double base[3][4];
   for (int i = 0; i < k; i++) {
-    for (int64_t y = x[i + 1]; y < x[i + 2]; y++)
-      comp[i] += (double)w->steps[y % n].compute_ns;
+    part_bases(w, capacity, step_bytes, x[i + 1], x[i + 2], ri, ro, rs,
+               base[i]);
     for (uint32_t c = 0; c < w->nchunks; c++) {
       seen_t v = look(w, c, x[i + 1]);
       if (!v.live) continue;
@@ -425,7 +469,8 @@ static double cuts_at(const lms__workload_t *w, uint64_t capacity,
     rest[i] = in[i] + out[i] - both[i] - room_at(w, capacity, step_bytes, cut[i]);
   }
   /* Each part: 0 its compute, 1 its bytes in, 2 its bytes out, 3 both
-   * over the rate they share (Note [Both ways at once in the bound]). */
+   * over the rate they share (Note [Both ways at once in the bound]),
+   * each way over its base. */
   double best = 0;
   int choices = k == 2 ? 16 : 64;
   for (int ch = 0; ch < choices; ch++) {
@@ -433,7 +478,7 @@ static double cuts_at(const lms__workload_t *w, uint64_t capacity,
     for (int i = 0, v = ch; i < k; i++, v /= 4) t[i] = v % 4;
     double sum = 0;
     for (int i = 0; i < k; i++) {
-      if (t[i] == 0) sum += comp[i];
+      sum += base[i][t[i]];
       int before = t[(i + k - 1) % k];
       double a = t[i] == 1 ? 1 / ri : t[i] == 3 ? 1 / rs : 0;
       double b = before == 2 ? 1 / ro : before == 3 ? 1 / rs : 0;
@@ -575,15 +620,17 @@ Test(bound, cuts_found_among_steps_alike) {
 /* The chain of k cuts (any k >= 2, in order) from its definition (Note
  * [A chain of cuts] in src/replay/cuts.c): each part alone takes the
  * largest of its compute, the bytes its first cut must bring in within
- * it and the bytes its last cut must have sent home within it. */
+ * it and the bytes its last cut must have sent home within it, or its
+ * compute and the time it must wait for what its steps cannot hide
+ * (Note [Idle while copies land]). */
 static double chain_at(const lms__workload_t *w, uint64_t capacity,
                        const uint64_t *step_bytes, const int64_t *cut, int k,
                        double ri, double ro, double rs) {
-  int64_t n = w->nsteps, x[18];
+  int64_t n = w->nsteps, x[LMS__CHAIN_SHOWN + 2];
   for (int i = 0; i < k; i++) x[i + 1] = n + cut[i];
   x[0] = x[k] - n;
   x[k + 1] = x[1] + n;
-  int64_t in[16], out[16];
+  int64_t in[LMS__CHAIN_SHOWN], out[LMS__CHAIN_SHOWN];
   for (int i = 0; i < k; i++) {
     in[i] = out[i] = -room_at(w, capacity, step_bytes, cut[i]);
     for (uint32_t c = 0; c < w->nchunks; c++) {
@@ -596,14 +643,15 @@ static double chain_at(const lms__workload_t *w, uint64_t capacity,
   }
   double sum = 0;
   for (int i = 0; i < k; i++) {
-    double comp = 0;
-    for (int64_t y = x[i + 1]; y < x[i + 2]; y++)
-      comp += (double)w->steps[y % n].compute_ns;
+    double base[4];
+    part_bases(w, capacity, step_bytes, x[i + 1], x[i + 2], ri, ro, rs, base);
     double bi = in[i] > 0 ? (double)in[i] : 0;
     double bo = out[(i + 1) % k] > 0 ? (double)out[(i + 1) % k] : 0;
-    /* Both ways over the rate they share (Note [Both ways at once in the
-     * bound]), which without one is never the largest. */
-    sum += fmax(fmax(comp, (bi + bo) / rs), fmax(bi / ri, bo / ro));
+    /* Each way over its base (Note [Idle while copies land]), and both
+     * over the rate they share (Note [Both ways at once in the bound]),
+     * which without one is never the largest. */
+    sum += fmax(fmax(base[0], base[3] + (bi + bo) / rs),
+                fmax(base[1] + bi / ri, base[2] + bo / ro));
   }
   return sum;
 }

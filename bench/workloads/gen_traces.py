@@ -93,6 +93,16 @@ fp32 sizes (fp16 for the decoders) and compute times from FLOP counts at a model
                       of weights, depthwise convolutions and squeeze-and-
                       excitation bound by device memory, hundreds of
                       small chunks beside a few large ones
+  gcn-products.trace  full-batch training of a three-layer graph
+                      convolutional network on a graph of ogbn-products'
+                      size (2.4 M nodes, 124 M edges), Adam: a 1.5 GB
+                      adjacency read by five sparse products an
+                      iteration, 2.5 GB activations, weights of KBs
+  serve-cb.trace      a 7B decoder serving with continuous batching:
+                      eight decoding steps of ten running requests whose
+                      caches differ in size, four more prefilled, decoded
+                      and finished within the iteration, their caches
+                      allocated and freed
 """
 import os
 import random
@@ -1240,6 +1250,140 @@ def effnet():
     return t
 
 
+def gcn_products():
+    """Full-batch training of a three-layer graph convolutional network on
+    a graph the size of ogbn-products (2,449,029 nodes, 123,718,280
+    directed edges, 100 input features, 256 hidden, 47 classes), fp32,
+    Adam.  Each layer aggregates its neighbours' features with a sparse
+    product over the adjacency (CSR: int64 row offsets and columns, fp32
+    normalised weights, 1.5 GB read by every layer's forward and all but
+    the first's backward, the graph being symmetric) and then applies its
+    weight; the aggregated features and each layer's output are kept for
+    backward (the activation is folded into the output).  Sparse products
+    are bound by device memory (the gathered rows and the adjacency at
+    HBM_BPS); the weights are a few hundred KB, the activations 2.5 GB
+    each."""
+    N, E, dims = 2449029, 123718280, [100, 256, 256, 47]
+    t = Trace("gcn-ogbn-products-fullbatch-train")
+    rowptr = t.chunk((N + 1) * 8, "adj.rowptr", True)
+    col = t.chunk(E * 8, "adj.col", True)
+    val = t.chunk(E * F4, "adj.val", True)
+    x = t.chunk(N * dims[0] * F4, "features", True)
+    labels = t.chunk(N * 8, "labels", True)
+    adj = [("r", rowptr), ("r", col), ("r", val)]
+
+    def spmm_flops(width):
+        # the adjacency once, each edge's source row gathered, each
+        # node's row written
+        return mem(E * 12 + E * width * F4 + N * width * F4)
+
+    params, saved, h = [], [], x
+    for i in range(3):
+        fi, fo = dims[i], dims[i + 1]
+        w = t.chunk(fi * fo * F4, f"l{i}.w", True)
+        g = t.chunk(fi * fo * F4, f"l{i}.w.grad", True)
+        m = t.chunk(fi * fo * F4, f"l{i}.adam.m", True)
+        v = t.chunk(fi * fo * F4, f"l{i}.adam.v", True)
+        params.append((w, g, m, v))
+        agg = t.chunk(N * fi * F4, f"l{i}.agg")
+        t.step(spmm_flops(fi), f"l{i}.spmm", *adj, ("r", h), ("w", agg))
+        z = t.chunk(N * fo * F4, f"l{i}.out")
+        t.step(2 * N * fi * fo, f"l{i}.linear", ("r", agg), ("r", w),
+               ("w", z))
+        saved.append((agg, z))
+        h = z
+    dz = t.chunk(N * dims[3] * F4, "logits.grad")
+    t.step(mem(3 * N * dims[3] * F4), "loss", ("r", h), ("r", labels),
+           ("w", dz))
+    for i in (2, 1, 0):
+        fi, fo = dims[i], dims[i + 1]
+        w, g, _, _ = params[i]
+        agg, _ = saved[i]
+        t.step(2 * N * fi * fo, f"l{i}.linear.wgrad", ("r", agg), ("r", dz),
+               ("w", g))
+        if i == 0:
+            break
+        dagg = t.chunk(N * fi * F4, f"l{i}.agg.grad")
+        t.step(2 * N * fi * fo, f"l{i}.linear.dgrad", ("r", dz), ("r", w),
+               ("w", dagg))
+        dprev = t.chunk(N * fi * F4, f"l{i - 1}.out.grad")
+        # the sparse product back through the adjacency, then the
+        # activation's gradient against the layer below's output
+        t.step(spmm_flops(fi), f"l{i}.spmm.bwd", *adj, ("r", dagg),
+               ("r", saved[i - 1][1]), ("w", dprev))
+        dz = dprev
+    for i, (w, g, m, v) in enumerate(params):
+        n = dims[i] * dims[i + 1] * F4
+        t.step(mem(7 * n), f"l{i}.adam", ("rw", w), ("r", g), ("rw", m),
+               ("rw", v))
+    return t
+
+
+def serve_cb():
+    """Serving a 7B decoder in fp16 with continuous batching (LLaMA-7B's
+    shape): one iteration is eight decoding steps of the running batch.
+    Ten requests run throughout, their key-value caches allocated for
+    their own lengths (300 to 3,800 tokens, seeded: 16 KiB a token a
+    layer, so no two caches of a layer alike in size); four more arrive
+    during the iteration, each prefilled layer by layer from a prompt of
+    its own length, decoded for a few steps and finished, their caches
+    freed.  Each decoding step reads every layer's weights and the
+    caches of the requests running then (appending a token dirties the
+    cache as the runtime sees it) and the output head; decoding steps
+    take their time from device memory, prefill from its FLOPs."""
+    L, d, ff, V, B2, S = 32, 4096, 11008, 32000, 2, 8
+    rng = random.Random(7)
+    t = Trace("llama7b-serve-continuous-batching")
+    attn = [t.chunk(4 * d * d * B2, f"l{i}.attn.w", True) for i in range(L)]
+    mlp = [t.chunk(3 * d * ff * B2, f"l{i}.mlp.w", True) for i in range(L)]
+    head = t.chunk(V * d * B2, "lm_head.w", True)
+    per_tok = 2 * d * B2  # a token's keys and values in one layer
+    # (first step, last step, tokens, caches, prompt or 0)
+    reqs = []
+    for r in range(10):
+        n = rng.randint(300, 3800)
+        reqs.append((0, S - 1, n, [t.chunk(n * per_tok, f"r{r}.l{i}.kv", True)
+                                   for i in range(L)], 0))
+    for r in range(10, 14):
+        first = rng.randint(0, S - 3)
+        last = rng.randint(first + 1, S - 1)
+        prompt = rng.randint(100, 2000)
+        n = prompt + (last - first) + 1
+        reqs.append((first, last, n, [t.chunk(n * per_tok, f"r{r}.l{i}.kv")
+                                      for i in range(L)], prompt))
+    for s in range(S):
+        for first, last, n, kv, prompt in reqs:
+            if prompt and first == s:
+                x = t.chunk(prompt * d * B2, f"s{s}.prefill.x")
+                t.step(1e5, f"s{s}.prefill.embed", ("w", x))
+                for i in range(L):
+                    y = t.chunk(prompt * d * B2, f"s{s}.prefill.l{i}.out")
+                    t.step(2 * prompt * (4 * d * d + 3 * d * ff)
+                           + 2 * prompt * prompt * d, f"s{s}.prefill.l{i}",
+                           ("r", x), ("r", attn[i]), ("r", mlp[i]),
+                           ("w", kv[i]), ("w", y))
+                    x = y
+        running = [q for q in reqs if q[0] <= s <= q[1]]
+        b = len(running)
+        x = t.chunk(b * d * B2, f"s{s}.token")
+        t.step(1e5, f"s{s}.embed", ("w", x))
+        for i in range(L):
+            a = t.chunk(b * d * B2, f"s{s}.l{i}.attn.out")
+            cache = sum(q[2] for q in running) * per_tok
+            t.step(mem(4 * d * d * B2 + cache), f"s{s}.l{i}.attn", ("r", x),
+                   ("r", attn[i]), *(("rw", q[3][i]) for q in running),
+                   ("w", a))
+            y = t.chunk(b * d * B2, f"s{s}.l{i}.out")
+            t.step(mem(3 * d * ff * B2), f"s{s}.l{i}.mlp", ("r", a),
+                   ("r", mlp[i]), ("w", y))
+            x = y
+        logits = t.chunk(b * V * F4, f"s{s}.logits")
+        t.step(mem(V * d * B2), f"s{s}.lm_head", ("r", x), ("r", head),
+               ("w", logits))
+        t.step(1e5, f"s{s}.sample", ("r", logits))
+    return t
+
+
 WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "stream": stream, "random4k": random4k, "oddsizes": oddsizes,
              "vgg16": vgg16, "llama-decode": llama_decode,
@@ -1248,7 +1392,8 @@ WORKLOADS = {"gpt2-medium": gpt2_medium, "resnet50": resnet50,
              "moe-decode-b1": lambda: moe_decode(1), "unet2d": unet2d,
              "lstm": lstm, "vit-accum": vit_accum, "sd-infer": sd_infer,
              "lora-7b": lora_7b, "whisper-beam": whisper_beam,
-             "pp-1f1b": pp_1f1b, "effnet": effnet}
+             "pp-1f1b": pp_1f1b, "effnet": effnet,
+             "gcn-products": gcn_products, "serve-cb": serve_cb}
 
 
 def main():

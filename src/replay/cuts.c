@@ -128,6 +128,82 @@ static double out_cost(int t, double ro, double rs) {
 /* Whether rs, the most both ways move at once, is below ri + ro. */
 static int shared(double ri, double ro, double rs) { return rs < ri + ro; }
 
+/* Note [Idle while copies land]
+ * v(a, b) lets a part's copies run beside any of its compute, but a copy
+ * in holds its room from its start until its chunk is used, and a step's
+ * chunks hold theirs while it computes.  So of the copies in of a part
+ * [a, b), those running while step s computes (a < s < b) hold room when
+ * its compute ends, beside s's chunks: they move at most
+ *   h(s) = min(H2D rate x c(s), room(s))
+ * bytes then (c(s) its compute, room(s) the capacity less its chunks'
+ * bytes, as in the chain).  While a itself computes, what the part needs
+ * and holds (kept since before a, or coming in) is within room(a), which
+ * the part's bytes in already leave out.  What no step can hide is copied
+ * while the device computes nothing: with G that idle time,
+ *   in(a, b) - room(a) - sum of h(s) <= H2D rate x G.
+ * A write-back within the part is of bytes written at or after a, so it
+ * runs only while steps after a compute or while none does:
+ *   out(a, b) - room(b) - D2H rate x (compute of a + 1 .. b - 1) <= D2H rate x G,
+ * and where the two ways share a rate, both together over it, a step
+ * hiding at most min(shared rate x c(s), h(s) + D2H rate x c(s)).  The
+ * part then takes at least its compute plus the largest such G: each
+ * way's term in a part is a constant, the part's base, plus its bytes
+ * over the rate (part_base), which the cuts and the pairs of Note [Cuts
+ * around the cycle] take as well as the chain.  On a
+ * graph network's full-batch training at 9.5 GB (gcn-products, 2x over
+ * pcie5), whose sparse products fill all but 0.45 GB of the device with
+ * their own 9 GB, the bound went from 320.6 to the linear programme's
+ * 410.9 ms (bench/workloads/lp_bound.py): the 2.5 GB activation backward
+ * reads next cannot come in while the product runs, nor during the 6 ms
+ * steps after it.  O(1) a part from prefix sums of h; the tests
+ * bound::chain_matches_its_definition and bound::cuts_match_their_definition
+ * count it from this definition. */
+
+/* What each step's compute can hide of the copies of a part it lies
+ * inside, summed twice round the cycle (Note [Idle while copies land]):
+ * hin[t] of copies in, hboth[t] of both ways, over steps 0 .. t - 1. */
+typedef struct hides {
+  double *hin, *hboth;
+} hides_t;
+
+static int hides_init(hides_t *h, uint32_t n, const int64_t *room,
+                      const uint64_t *pc, double ri, double ro, double rs) {
+  h->hin = malloc((2 * (size_t)n + 1) * sizeof *h->hin);
+  h->hboth = malloc((2 * (size_t)n + 1) * sizeof *h->hboth);
+  if (!h->hin || !h->hboth) return -1;
+  h->hin[0] = h->hboth[0] = 0;
+  for (uint32_t t = 0; t < 2 * n; t++) {
+    double c = (double)(pc[t % n + 1] - pc[t % n]);
+    double r = (double)at_least0(room[t % n]);
+    double in = ri * c < r ? ri * c : r;
+    double both = in + ro * c < rs * c ? in + ro * c : rs * c;
+    h->hin[t + 1] = h->hin[t] + in;
+    h->hboth[t + 1] = h->hboth[t] + both;
+  }
+  return 0;
+}
+
+static void hides_fini(hides_t *h) {
+  free(h->hin);
+  free(h->hboth);
+}
+
+/* The base of each term of the part from step x to step y (y after x
+ * round the cycle; Note [Idle while copies land]): its compute; that less
+ * what its inner steps hide of the copies in, as time; its first step's
+ * compute, during which no write-back of the part can run; and its
+ * compute less what its inner steps hide of both ways. */
+static void part_base(const hides_t *h, const uint64_t *pc, uint32_t n,
+                      uint32_t x, uint32_t y, double ri, double rs,
+                      double base[4]) {
+  if (y <= x) y += n;
+  double comp = (double)(pc[n] * (y / n) + pc[y % n] - pc[x]);
+  base[TERM_COMPUTE] = comp;
+  base[TERM_IN] = comp - (h->hin[y] - h->hin[x + 1]) / ri;
+  base[TERM_OUT] = (double)(pc[x + 1] - pc[x]);
+  base[TERM_BOTH] = comp - (h->hboth[y] - h->hboth[x + 1]) / rs;
+}
+
 /* The least time of the cycle cut at cuts[0] < cuts[1] < ... (k of them,
  * 2 <= k <= CUT_MAX), by the sums of one term of each part: the part
  * from cut i to cut i + 1 takes its compute, its bytes in (charged by cut
@@ -137,15 +213,12 @@ static int shared(double ri, double ro, double rs) { return rs < ri + ro; }
 #define CUT_MAX 3
 static double eval_cuts(const lms__cgap_t *g, size_t ng, uint32_t n,
                         const int64_t *room, const uint64_t *pc,
-                        const uint32_t *cuts, int k, double ri, double ro,
-                        double rs) {
+                        const hides_t *h, const uint32_t *cuts, int k,
+                        double ri, double ro, double rs) {
   int64_t in[CUT_MAX] = {0}, out[CUT_MAX] = {0}, both[CUT_MAX] = {0};
-  double comp[CUT_MAX];
-  for (int i = 0; i < k; i++) {
-    uint32_t a = cuts[i], b = cuts[(i + 1) % k];
-    comp[i] = b > a ? (double)(pc[b] - pc[a])
-                    : (double)(pc[n] - pc[a] + pc[b]);
-  }
+  double base[CUT_MAX][4];
+  for (int i = 0; i < k; i++)
+    part_base(h, pc, n, cuts[i], cuts[(i + 1) % k], ri, rs, base[i]);
   for (size_t j = 0; j < ng; j++) {
     const lms__cgap_t *x = &g[j];
     for (int i = 0; i < k; i++) {
@@ -173,7 +246,7 @@ static double eval_cuts(const lms__cgap_t *g, size_t ng, uint32_t n,
     for (int i = 0, v = ch; i < k; i++, v /= terms) t[i] = v % terms;
     double sum = 0;
     for (int i = 0; i < k; i++) {
-      if (t[i] == TERM_COMPUTE) sum += comp[i];
+      sum += base[i][t[i]];
       double ci = in_cost(t[i], ri, rs);
       double co = out_cost(t[(i + k - 1) % k], ro, rs);
       if (ci == 0.0 && co == 0.0) continue;
@@ -252,10 +325,12 @@ static int by_best(const void *a, const void *b) {
  * bound to every policy. */
 #define CHAIN_MAX 640
 
+
 static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                         const int64_t *room, const uint64_t *pc,
-                        const cand_t *cand, uint32_t nc, double ri, double ro,
-                        double rs, lms__cut_result_t *out) {
+                        const hides_t *h, const cand_t *cand, uint32_t nc,
+                        double ri, double ro, double rs,
+                        lms__cut_result_t *out) {
   /* Nothing absent at any step: every part is its compute alone. */
   if (nc == 0) return 0;
   double per = (double)ng + (double)n + 1;
@@ -275,22 +350,14 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   /* Where the two ways share a rate, each part's bytes each way, for the
    * term of both (Note [Both ways at once in the bound]). */
   int two = shared(ri, ro, rs);
-  double *vin = two ? calloc(kk, sizeof *vin) : NULL;
-  double *vout = two ? calloc(kk, sizeof *vout) : NULL;
-  if (!at || !in || !v || !f || !par || !chain || (two && (!vin || !vout)))
-    goto out;
+  double *vin = calloc(kk, sizeof *vin), *vout = calloc(kk, sizeof *vout);
+  if (!at || !in || !v || !f || !par || !chain || !vin || !vout) goto out;
   int64_t *wr = in + n + 1;
   for (uint32_t i = 0; i < k; i++) at[i] = all ? i : cand[i].step;
   if (!all) qsort(at, k, sizeof *at, by_step);
-  uint64_t total = pc[n];
-  /* v[a k + b]: the part from cut a to cut b, compute first. */
-  for (uint32_t a = 0; a < k; a++)
-    for (uint32_t b = 0; b < k; b++) {
-      uint32_t x = at[a], y = at[b];
-      v[(size_t)a * k + b] = x < y   ? (double)(pc[y] - pc[x])
-                             : x > y ? (double)(total - pc[x] + pc[y])
-                                     : 0.0;
-    }
+  /* v[a k + b]: the part from cut a to cut b, from its bytes each way
+   * (vin, vout) below. */
+  for (uint32_t a = 0; a < k; a++) v[(size_t)a * k + a] = 0;
   for (uint32_t c = 0; c < k; c++) {
     /* Of the bytes across cut c: in[o], those read again within o steps
      * (c begins the part); wr[o], those last written within o steps
@@ -316,20 +383,24 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
       if (e == c) continue;
       double bi = (double)at_least0(in[(at[e] + n - s) % n] - room[s]);
       double bo = (double)at_least0(wr[(s + n - at[e]) % n] - room[s]);
-      double ti = bi / ri, to = bo / ro;
-      double *from_c = &v[(size_t)c * k + e], *to_c = &v[(size_t)e * k + c];
-      if (ti > *from_c) *from_c = ti;
-      if (to > *to_c) *to_c = to;
-      if (two) {
-        vin[(size_t)c * k + e] = bi;
-        vout[(size_t)e * k + c] = bo;
-      }
+      vin[(size_t)c * k + e] = bi;
+      vout[(size_t)e * k + c] = bo;
     }
   }
-  if (two)
-    for (size_t i = 0; i < kk; i++) {
-      double tb = (vin[i] + vout[i]) / rs;
-      if (tb > v[i]) v[i] = tb;
+  /* Each way's term over its base (Note [Idle while copies land]), and
+   * both ways' where they share a rate. */
+  for (uint32_t a = 0; a < k; a++)
+    for (uint32_t b = 0; b < k; b++) {
+      if (a == b) continue;
+      size_t i = (size_t)a * k + b;
+      double base[4];
+      part_base(h, pc, n, at[a], at[b], ri, rs, base);
+      double t = base[TERM_COMPUTE];
+      if (base[TERM_IN] + vin[i] / ri > t) t = base[TERM_IN] + vin[i] / ri;
+      if (base[TERM_OUT] + vout[i] / ro > t) t = base[TERM_OUT] + vout[i] / ro;
+      if (two && base[TERM_BOTH] + (vin[i] + vout[i]) / rs > t)
+        t = base[TERM_BOTH] + (vin[i] + vout[i]) / rs;
+      v[i] = t;
     }
   for (uint32_t s = 0; s + 1 < k; s++) {
     for (uint32_t b = s + 1; b < k; b++) {
@@ -370,14 +441,14 @@ out:
 /* Note [Both ways at once in the bound]: the pairs' terms that take
  * both ways in one part or both.  Cut p charges in within A and out
  * within B, cut q in within B and out within A (lms__cut_bound). */
-static double pair_both(double tA, double tB, int64_t rp, int64_t p_in,
-                        int64_t p_out, int64_t rq, int64_t q_in, int64_t q_out,
-                        double ri, double ro, double rs) {
+static double pair_both(const double bA[4], const double bB[4], int64_t rp,
+                        int64_t p_in, int64_t p_out, int64_t rq, int64_t q_in,
+                        int64_t q_out, double ri, double ro, double rs) {
   double best = 0;
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 4; b++) {
       if (a != TERM_BOTH && b != TERM_BOTH) continue; /* counted already */
-      double sum = (a == TERM_COMPUTE ? tA : 0) + (b == TERM_COMPUTE ? tB : 0);
+      double sum = bA[a] + bB[b];
       double ci = in_cost(a, ri, rs), co = out_cost(b, ro, rs);
       if (ci != 0.0 || co != 0.0) sum += pair_cost(rp, p_in, p_out, ci, co);
       ci = in_cost(b, ri, rs);
@@ -403,6 +474,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   uint32_t *partner = calloc(n, sizeof *partner);
   uint32_t *pool = malloc(2 * (size_t)n * sizeof *pool);
   scored_t *sc = malloc(2 * (size_t)n * sizeof *sc);
+  hides_t h = {NULL, NULL};
   lms_status_t st = LMS_OK;
   if (!absent || !cand || !pc || !arr || !best_with || !partner || !pool ||
       !sc) {
@@ -428,7 +500,8 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
     if (absent[s] > 0) cand[nc++] = (cand_t){.absent = absent[s], .step = s};
   qsort(cand, nc, sizeof *cand, by_absent);
   for (uint32_t s = 0; s < n; s++) pc[s + 1] = pc[s] + compute[s];
-  if (chain_bound(g, ng, n, room, pc, cand, nc, ri, ro, rs, out) != 0) {
+  if (hides_init(&h, n, room, pc, ri, ro, rs) != 0 ||
+      chain_bound(g, ng, n, room, pc, &h, cand, nc, ri, ro, rs, out) != 0) {
     st = LMS_ERR_HOST_OOM;
     goto out;
   }
@@ -436,7 +509,6 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   uint32_t keep = (uint32_t)(CUT_VISITS / per_p);
   if (keep < CUT_CANDIDATES) keep = CUT_CANDIDATES;
   if (nc > keep) nc = keep;
-  uint64_t total = pc[n];
   int two = shared(ri, ro, rs);
   int64_t *pin = arr, *pout = arr + m, *pboth = arr + 2 * m;
   int64_t *qin = arr + 3 * m, *qout = arr + 4 * m, *qboth = arr + 5 * m;
@@ -475,9 +547,9 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
       for (uint32_t s = 1; s < n; s++) arr[a * m + s] += arr[a * m + s - 1];
     for (uint32_t qo = 1; qo < n; qo++) {
       uint32_t q = (p + qo) % n;
-      uint64_t ca = p + qo <= n ? pc[p + qo] - pc[p]
-                                : total - pc[p] + pc[p + qo - n];
-      double tA = (double)ca, tB = (double)(total - ca);
+      double bA[4], bB[4];
+      part_base(&h, pc, n, p, q, ri, rs, bA);
+      part_base(&h, pc, n, q, p, ri, rs, bB);
       /* Cut p: in within A, out within B. */
       int64_t rp = at_least0(pin[qo] + pout[qo] - pboth[qo] - room[p]);
       int64_t in_only = pin[qo] - pboth[qo], out_only = pout[qo] - pboth[qo];
@@ -490,14 +562,18 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
       double in_b = (double)at_least0(rq - qout_only) / ri;
       double out_a = (double)at_least0(rq - qin_only) / ro;
       double pair_q = pair_cost(rq, qin_only, qout_only, 1 / ri, 1 / ro);
-      double best = pair_p;
-      double cand_t[] = {pair_q,      in_a + in_b,  out_a + out_b,
-                         in_a + tB,   out_a + tB,   tA + in_b,
-                         tA + out_b};
+      /* A part's term over its base (Note [Idle while copies land]). */
+      double iA = bA[TERM_IN], oA = bA[TERM_OUT], tA = bA[TERM_COMPUTE];
+      double iB = bB[TERM_IN], oB = bB[TERM_OUT], tB = bB[TERM_COMPUTE];
+      double best = iA + oB + pair_p;
+      double cand_t[] = {iB + oA + pair_q,  iA + in_a + iB + in_b,
+                         oA + out_a + oB + out_b, iA + in_a + tB,
+                         oA + out_a + tB,   tA + iB + in_b,
+                         tA + oB + out_b};
       for (size_t k = 0; k < sizeof cand_t / sizeof *cand_t; k++)
         if (cand_t[k] > best) best = cand_t[k];
       if (two) {
-        double b2 = pair_both(tA, tB, rp, in_only, out_only, rq, qin_only,
+        double b2 = pair_both(bA, bB, rp, in_only, out_only, rq, qin_only,
                               qout_only, ri, ro, rs);
         if (b2 > best) best = b2;
       }
@@ -547,7 +623,7 @@ lms_status_t lms__cut_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
     for (uint32_t b = a + 1; b + 1 < np; b++)
       for (uint32_t c = b + 1; c < np; c++) {
         uint32_t cuts[3] = {pool[a], pool[b], pool[c]};
-        double v = eval_cuts(g, ng, n, room, pc, cuts, 3, ri, ro, rs);
+        double v = eval_cuts(g, ng, n, room, pc, &h, cuts, 3, ri, ro, rs);
         if (v > (double)out->ns) {
           out->ns = (uint64_t)v;
           out->nsteps = 3;
@@ -563,5 +639,6 @@ out:
   free(partner);
   free(pool);
   free(sc);
+  hides_fini(&h);
   return st;
 }

@@ -18,7 +18,7 @@ typedef struct lms__cgap {
   uint8_t dirty;  /* bytes the program wrote are on the chunk */
 } lms__cgap_t;
 
-#define LMS__CHAIN_SHOWN 8 /* the chain's first cuts kept for reports */
+#define LMS__CHAIN_SHOWN 32 /* the chain's first cuts kept for reports */
 
 typedef struct lms__cut_result {
   uint64_t ns;        /* the bound; 0 when nothing need be absent */
