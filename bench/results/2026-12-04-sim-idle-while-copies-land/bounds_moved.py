@@ -8,14 +8,12 @@ import statistics
 import sys
 
 
-def rows(path):
+def runs(path):
+    """The sweep's runs by (workload, oversubscription, link)."""
     op = lzma.open if path.endswith(".xz") else open
     with op(path, "rt") as f:
-        return json.load(f)["rows"]
-
-
-def key(r):
-    return (r["workload"], r["over"], r["link"])
+        return {(r["workload"], r["over"], r["link"]): r
+                for r in json.load(f)["rows"]}
 
 
 def ratio(r):
@@ -23,20 +21,20 @@ def ratio(r):
     return s["iteration_ns"] / s["lower_bound_ns"]
 
 
-a = {key(r): r for r in rows(sys.argv[1])}
+a = runs(sys.argv[1])
 moved, before, after = [], [], []
-for r in rows(sys.argv[2]):
-    o = a.get(key(r))
+for k, r in runs(sys.argv[2]).items():
+    o = a.get(k)
     if o is None:
         continue
     for pol in ("schedule", "lru"):
         if o[pol]["iteration_ns"] != r[pol]["iteration_ns"]:
-            print("iteration differs:", key(r), pol)
+            print("iteration differs:", k, pol)
     before.append(ratio(o))
     after.append(ratio(r))
     lo, ln = o["schedule"]["lower_bound_ns"], r["schedule"]["lower_bound_ns"]
     if lo != ln:
-        moved.append((ln / lo, key(r), lo, ln, r["schedule"]["iteration_ns"]))
+        moved.append((ln / lo, k, lo, ln, r["schedule"]["iteration_ns"]))
 print(f"{len(after)} runs in both; {len(moved)} runs' bounds differ")
 for b, name in ((before, "before"), (after, "after")):
     print(f"{name}: median {statistics.median(b):.3f}, worst {max(b):.3f}, "
