@@ -126,7 +126,7 @@ if [ -n "$py" ]; then
   # 7B decoder serving with continuous batching at 2x over pcie5, nvlink2
   # and c2c and at 4x over pcie5 and c2c, where the window, kept, holds
   # the requests' caches, dirtied at every step, and brings the weights in
-  # instead: 0.9-5.5 % more bytes in than LRU, less than half its
+  # instead: 0.9-5.5 % more bytes in than LRU, 35-62 % of its
   # write-backs (19.7 GB against 48.3 at 2x over pcie5), and faster in
   # each (bench/results/2026-12-04-sim-idle-while-copies-land.md): open
   # failures of the check, held in the sweep so that a change shows.
