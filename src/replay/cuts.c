@@ -325,7 +325,6 @@ static int by_best(const void *a, const void *b) {
  * bound to every policy. */
 #define CHAIN_MAX 640
 
-
 static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
                         const int64_t *room, const uint64_t *pc,
                         const hides_t *h, const cand_t *cand, uint32_t nc,
@@ -347,7 +346,8 @@ static int chain_bound(const lms__cgap_t *g, size_t ng, uint32_t n,
   double *f = malloc(k * sizeof *f);
   uint32_t *par = malloc(k * sizeof *par);
   uint32_t *chain = malloc(k * sizeof *chain);
-  /* Where the two ways share a rate, each part's bytes each way, for the
+  /* Each part's bytes each way, for its terms over their bases (Note
+   * [Idle while copies land]) and, where the two ways share a rate, the
    * term of both (Note [Both ways at once in the bound]). */
   int two = shared(ri, ro, rs);
   double *vin = calloc(kk, sizeof *vin), *vout = calloc(kk, sizeof *vout);
