@@ -199,6 +199,8 @@ typedef struct lms__plan_info {
                            or "spread" (the spread plan) */
   int deciding;         /* they are on trial (Note [Ways to look ahead,
                            measured] in plan.c) */
+  int held;             /* the way kept may yet be replaced: no iteration
+                           now is settled (Note [The trial keeps score]) */
   uint64_t trial_window_ns, trial_plan_ns, trial_spread_ns; /* their timed
                            iterations, once measured; else 0 */
   uint64_t trial_late_ns; /* the faster plan leaving dirty chunks late,

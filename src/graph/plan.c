@@ -263,7 +263,7 @@ struct lms__plan {
    * it leaves dirty chunks late, and its iteration on trial; the kept
    * way's iterations since the trial, how many of the last were slower
    * than that by 2 % and their sum. */
-  uint64_t keep_ns, alt_ns;
+  uint64_t keep_ns, alt_ns, alt_in;
   int alt_kind, alt_late;
   uint32_t watch_n, watch_slow;
   uint64_t watch_sum;
@@ -566,8 +566,10 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * 33.5, where the plan by density counting write-backs had taken 32.4 on
  * trial.  So once the trial is over the way kept is watched: if each of
  * four iterations in a row is 2 % slower than the fastest other way's
- * iteration on trial (the window, a plan, or a plan leaving late), that
- * way looks ahead instead, built again (the window starting over, Note
+ * iteration on trial (the window, a plan, or a plan leaving late), or no
+ * faster than it while that way brought in 1 % fewer bytes on trial (as
+ * the trial breaks its ties: Note [Ties go to fewer bytes]), that way
+ * looks ahead instead, built again (the window starting over, Note
  * [Back to the window]).  The first three iterations after the trial are
  * not counted: the window starting over, and its bytes ahead finding
  * their level (Note [A window that adapts]), take that long.  Each of
@@ -577,16 +579,40 @@ static void set_key_chunk(lms__plan_t *p, uint32_t k, lms_chunk_t *c) {
  * two averaging 30.6) while the window was still settling, 9.9 % slower.
  * Once only: the way that replaced another is not watched, since two
  * ways each slower than on trial would take turns for good; a new
- * schedule starts a new trial.  The run is not held as deciding while
- * watched (lms__plan_info), so a sim run may settle before a way that
- * would be replaced is.  Over the twenty traces' 240 runs it moved seven
- * runs, all faster (the 7B decoder at 2x over c2c 3.2 %, pcie5 1.9 %,
- * streaming at 10x over c2c 2.8 %), and with waits measured five, all
- * faster (the diffusion model's inference at 2x over nvlink2 11.3 %, the
- * 1.1B decoder at 2x over pcie5 6.5 %); the 7B decoder at 4x over pcie5
- * and c2c no longer brings in more than LRU
- * (bench/results/2026-12-02-sim-keeps-score.md).  Cost: O(1) an
- * iteration. */
+ * schedule starts a new trial.  Over the twenty traces' 240 runs the
+ * watch moved seven runs, all faster (the 7B decoder at 2x over c2c
+ * 3.2 %, pcie5 1.9 %, streaming at 10x over c2c 2.8 %), and with waits
+ * measured five, all faster (the diffusion model's inference at 2x over
+ * nvlink2 11.3 %, the 1.1B decoder at 2x over pcie5 6.5 %); the 7B
+ * decoder at 4x over pcie5 and c2c no longer brings in more than LRU
+ * (bench/results/2026-12-02-sim-keeps-score.md).
+ *
+ * While watched, the run is held (lms__plan_info's `held`) in the three
+ * iterations not counted and in a run of slow ones: a sim run is not
+ * called settled at the end of such an iteration, though the iterations
+ * count towards a settling after it, so that a way whose iterations take
+ * turns being slow and not settles as a cycle (a way kept as fast as on
+ * trial is watched for good); the way that replaces another starts that
+ * count over.  It was not held at all, and a sim run
+ * could settle on a way the watch was about to replace, reporting what
+ * the program does not go on to take: the ViT
+ * fine-tune at 10x over pcie3 with waits measured settled at 2551.7 ms
+ * an iteration on the window (2236.8 on trial) two iterations before the
+ * watch would have counted its fourth slow one; held, the plan by
+ * density holding its write-backs' room (2262.0 on trial) replaces the
+ * window and the run settles at 2256.2.  With that and the ties on
+ * bytes, over the twenty-two traces' 264 runs 17 moved by 0.1 % or more,
+ * 16 faster (EfficientNet-B0 at 4x and 10x over pcie5 and nvlink2
+ * 3.3-3.7 %; the one slower, the 7B decoder at 4x over pcie3, 0.7 %, a
+ * run that does not settle in 64), and with waits measured 29, 21 faster
+ * (the diffusion model's inference at 2x over pcie5 13.2 %, the ViT's
+ * 11.6 %) and 8 slower by at most 1.0 %.  The 7B decoder at 10x over
+ * nvlink2 no longer brings in more than LRU, nor, with waits measured,
+ * the served decoder at 2x over pcie5 and nvlink2.  Runs take a mean of
+ * 33.9 iterations instead of 32.0, and with waits measured 35.4 instead
+ * of 34.2, of which 33 do not settle in 64 against 38 (28 without, as
+ * before: bench/results/2026-12-04-sim-watch-holds-the-run.md).
+ * Cost: O(1) an iteration. */
 
 /* Two iterations of one way within 1 % of each other, or the sixth. */
 static int trial_settled(lms__plan_t *p, uint64_t took) {
@@ -749,6 +775,7 @@ static void watch_start(lms__plan_t *p, uint64_t w, uint64_t best,
   p->watch_sum = 0;
   if (p->planned && w > 0 && w < p->alt_ns) {
     p->alt_ns = w;
+    p->alt_in = p->trial_window_in;
     p->alt_kind = -1;
     p->alt_late = 0;
   }
@@ -756,6 +783,7 @@ static void watch_start(lms__plan_t *p, uint64_t w, uint64_t best,
     if ((!p->planned || p->late || kinds[i] != kind) &&
         kind_ns(p, kinds[i]) < p->alt_ns) {
       p->alt_ns = kind_ns(p, kinds[i]);
+      p->alt_in = kind_in(p, kinds[i]);
       p->alt_kind = kinds[i];
       p->alt_late = 0;
     }
@@ -764,6 +792,7 @@ static void watch_start(lms__plan_t *p, uint64_t w, uint64_t best,
     if (t && p->late_left[j] && p->late_kind[j] >= 0 && t < p->alt_ns &&
         !(p->planned && p->late && p->late_kind[j] == kind)) {
       p->alt_ns = t;
+      p->alt_in = j == 0 ? p->trial_late_in : p->trial_late2_in;
       p->alt_kind = p->late_kind[j];
       p->alt_late = 1;
     }
@@ -773,9 +802,12 @@ static void watch_start(lms__plan_t *p, uint64_t w, uint64_t best,
 }
 
 /* Note [The trial keeps score]: one more iteration of the way kept. */
-static void watch_step(lms__plan_t *p, uint64_t took) {
+static void watch_step(lms__plan_t *p, uint64_t took, uint64_t in) {
   if (++p->watch_n <= WATCH_SKIP) return;
-  if (took <= p->alt_ns / 49 * 50) {
+  /* Slow: 2 % slower than the other way was on trial, or no faster while
+   * that one brought in 1 % fewer bytes (Note [Ties go to fewer bytes]). */
+  if (took <= p->alt_ns / 49 * 50 &&
+      (took < p->alt_ns || p->alt_in >= in / 100 * 99)) {
     p->watch_slow = 0;
     p->watch_sum = 0;
     return;
@@ -1122,7 +1154,7 @@ static void trial_step(lms__plan_t *p) {
     trial_decide(p);
     break;
   case TRIAL_WATCH:
-    watch_step(p, took);
+    watch_step(p, took, in);
     break;
   default:
     return;
@@ -2570,7 +2602,12 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                : p->dense  ? "dense"
                : p->cut    ? "cut"
                            : "plan";
+  /* Note [The trial keeps score]: the iterations the watch does not
+   * count, and a run of slow ones that may replace the way kept, are not
+   * yet what the program goes on to take. */
   out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
+  out->held = p->trial == TRIAL_WATCH &&
+              (p->watch_n <= WATCH_SKIP || p->watch_slow > 0);
   out->trial_window_ns = p->trial_window_ns;
   out->trial_plan_ns = p->trial_plan_ns;
   out->trial_spread_ns = p->trial_spread_ns;

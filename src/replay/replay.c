@@ -321,6 +321,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
   lms_stats_t before, after;
   lms__sim_report_t rbefore, rafter;
   int first = -1, measured = -1; /* the first iteration after the trial */
+  uint64_t replaced = 0;          /* ways replaced by then */
   for (int it = 0; it < iterations; it++) {
     take_stats(ctx, &before, &rbefore);
     uint64_t open_before = prefetches_open(ctx);
@@ -414,7 +415,12 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
       first = -1; /* a new trial: its way is not the last one's */
       continue;
     }
-    if (first < 0) first = it;
+    /* Note [The trial keeps score] in graph/plan.c: a way replaced is
+     * not the way that ran this iteration, and the way kept may yet be
+     * replaced. */
+    if (first < 0 || now.ways_replaced != replaced) first = it;
+    replaced = now.ways_replaced;
+    if (now.held) continue;
     if (settle && (measured = lms__replay_steady(out, first)) >= 0) {
       out->settled = 1;
       break;
