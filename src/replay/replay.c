@@ -411,6 +411,7 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
      * ahead, measured] in graph/plan.c). */
     lms__plan_info_t now;
     lms__plan_info(ctx->plan, &now);
+    ir->held = now.deciding || now.held;
     if (now.deciding) {
       first = -1; /* a new trial: its way is not the last one's */
       continue;

@@ -49,6 +49,10 @@ typedef struct lms__replay_iter {
   /* Which chunks were on the device when it ended, each as dirty and as
    * prefetched, as one number (Note [A settled iteration] in replay.c). */
   uint64_t residency;
+  /* At its end the ways to look ahead were on trial, or the way kept
+   * might yet be replaced (Note [The trial keeps score] in
+   * graph/plan.c): the run could not settle there. */
+  int held;
 } lms__replay_iter_t;
 
 /* The fewest bytes each way and the least time any policy can take for
