@@ -2612,7 +2612,8 @@ Test(planned, the_faster_way_looks_ahead_after_the_trial, .timeout = 300) {
     int in_order = kind == 3 || kind == 4;
     /* Note [The trial keeps score] in graph/plan.c: the way chosen may
      * go on slower than another was on trial and be replaced, once; the
-     * run then goes on with that one (it is not held as settled before). */
+     * run, held while the watch counts, then settles on the one that
+     * replaced it. */
     cr_assert(le(u64, res.replaced, 1), "%s", what);
     if (res.replaced) {
       cr_assert(ne(u64, res.replaced_ns, 0), "%s", what);

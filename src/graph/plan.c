@@ -2602,10 +2602,10 @@ void lms__plan_info(const lms__plan_t *p, lms__plan_info_t *out) {
                : p->dense  ? "dense"
                : p->cut    ? "cut"
                            : "plan";
+  out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
   /* Note [The trial keeps score]: the iterations the watch does not
    * count, and a run of slow ones that may replace the way kept, are not
    * yet what the program goes on to take. */
-  out->deciding = p->trial > TRIAL_NONE && p->trial < TRIAL_DONE;
   out->held = p->trial == TRIAL_WATCH &&
               (p->watch_n <= WATCH_SKIP || p->watch_slow > 0);
   out->trial_window_ns = p->trial_window_ns;
