@@ -34,6 +34,7 @@ expect 2 "no unit"          -- options -lms 12kb
 expect 2 "-lms_frac"        -- options -lms_frac 1.5
 expect 2 "2 MiB pages"      -- options --piece-size 3MiB
 expect 2 "--piece-size"     -- options --piece-size -4MiB
+expect 2 "or auto"          -- options --piece-size automatic
 expect 2 "from 0 to 1"      -- options -lms_frac 1.5
 expect 2 "-lms_frac"        -- options -lms_frac nan
 expect 2 "--gpu-limit"      -- options --gpu-limit 0

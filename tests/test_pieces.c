@@ -93,6 +93,57 @@ Test(pieces, a_chunk_of_an_eighth_of_the_budget_is_made_of_pieces) {
   cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
 }
 
+/* --piece-size auto: 32 MiB pieces, of chunks of at least half the
+ * budget only (Note [Pieces where whole chunks take turns]). */
+Test(pieces, auto_cuts_only_chunks_of_half_the_budget) {
+  lms_stream_t s;
+  lms_ctx_t *ctx = open_ctx("auto", NULL, &s);
+  /* 64 MiB budget: half is 32 MiB.  40 MiB: a piece of 32 MiB and one of
+   * 8; 33 MiB: whole, since the remainder would join the one piece;
+   * 31 MiB (over an eighth): whole. */
+  lms_chunk_t *a = alloc(ctx, 40 * MIB);
+  cr_assert(eq(u32, a->npieces, 2));
+  cr_assert(eq(sz, a->pieces[0]->size, 32 * MIB));
+  cr_assert(eq(sz, a->pieces[1]->size, 8 * MIB));
+  cr_assert(eq(int, lms_free(ctx, a), LMS_OK));
+  lms_chunk_t *b = alloc(ctx, 33 * MIB);
+  cr_assert(eq(u32, b->npieces, 0), "a chunk of one piece stays whole");
+  cr_assert(eq(int, lms_free(ctx, b), LMS_OK));
+  lms_chunk_t *c = alloc(ctx, 31 * MIB);
+  cr_assert(eq(u32, c->npieces, 0));
+  cr_assert(eq(int, lms_free(ctx, c), LMS_OK));
+  cr_assert(eq(int, lms_test_close(ctx, s), LMS_OK));
+}
+
+/* The workload cut as auto cuts it, and the option says what it holds. */
+Test(pieces, auto_cuts_a_workload_as_the_runtime_does) {
+  lms_options_t *o = NULL;
+  cr_assert(eq(int, lms_options_create(&o), LMS_OK));
+  cr_assert(eq(int, lms_options_set(o, "piece-size", "AUTO"), LMS_OK));
+  char buf[8192];
+  lms_options_describe(o, buf, sizeof buf);
+  cr_assert(not(eq(ptr, strstr(buf, "auto (32 MiB pieces"), NULL)), "%s", buf);
+  lms_options_destroy(o);
+  lms__workload_t w, p;
+  lms__wl_init(&w, "w");
+  lms__wl_init(&p, NULL);
+  uint32_t a, b;
+  cr_assert(eq(int, lms__wl_add_chunk(&w, 100 * MIB, 0, "a", &a), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_chunk(&w, 60 * MIB, 0, "b", &b), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_step(&w, 1000, "s0"), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&w, a, LMS_ACCESS_READ), LMS_OK));
+  cr_assert(eq(int, lms__wl_add_ref(&w, b, LMS_ACCESS_READ), LMS_OK));
+  uint32_t split = 0;
+  cr_assert(eq(int, lms__wl_pieces(&w, LMS__PIECE_AUTO, LMS__PIECE_DIV_AUTO,
+                                   128 * MIB, &p, &split), LMS_OK));
+  cr_assert(eq(u32, split, 1), "60 MiB is under half of 128");
+  cr_assert(eq(u32, p.nchunks, 4 + 1));
+  cr_assert(eq(u64, p.chunks[3].size, 4 * MIB));
+  cr_assert(eq(u64, p.chunks[4].size, 60 * MIB));
+  lms__wl_free(&p);
+  lms__wl_free(&w);
+}
+
 Test(pieces, without_the_option_chunks_stay_whole) {
   lms_stream_t s;
   lms_ctx_t *ctx = open_ctx(NULL, NULL, &s);
@@ -358,7 +409,8 @@ Test(pieces, a_workload_cut_into_pieces) {
   w.refs[w.nrefs - 1].dead_after = 1;
   cr_assert(eq(int, lms__wl_add_ref(&w, c, LMS_ACCESS_RW), LMS_OK));
   uint32_t split = 0;
-  cr_assert(eq(int, lms__wl_pieces(&w, 4 * MIB, 64 * MIB, &p, &split), LMS_OK));
+  cr_assert(eq(int, lms__wl_pieces(&w, 4 * MIB, LMS__PIECE_DIV, 64 * MIB, &p,
+                                   &split), LMS_OK));
   cr_assert(eq(u32, split, 2));
   cr_assert(eq(u32, p.nchunks, 7 + 6 + 1));
   cr_assert(eq(u64, p.chunks[6].size, 3 * MIB));

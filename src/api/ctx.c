@@ -73,6 +73,7 @@ static lms_status_t ctx_create(const lms_options_t *opts, lms_dev_t *dev,
       .node_host_limit = ctx->opts.node_host_limit,
       .policy = ctx->opts.policy,
       .piece = ctx->opts.piece_size,
+      .piece_div = ctx->opts.piece_div,
   };
   LMS_CHECK_GOTO(lms__swap_init(&ctx->swap, ctx->dev, &cfg, ctx->err), st, fail);
   if (cfg.piece > 0 && ctx->dev->ops->dev_map == NULL)

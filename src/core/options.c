@@ -37,6 +37,7 @@
 #define META_KB "KB"
 #define META_FRAC "FRAC"
 #define META_SIZE "SIZE"
+#define META_PIECE "SIZE|auto"
 #define META_DEVICE "DEVICE"
 #define META_LINK "LINK"
 #define META_LOG "LEVEL[,SUBSYS...]"
@@ -51,6 +52,7 @@
 #define FORM_KB "a whole number of KB with no unit, or -1 for off"
 #define FORM_FRAC "a fraction from 0 to 1, e.g. 0.4"
 #define FORM_SIZE "a size from 1 byte to 1 PiB with a unit, e.g. 16GiB"
+#define FORM_PIECE "a whole number of 2 MiB pages with a unit, e.g. 32MiB, or auto"
 #define FORM_DEVICE "sim, cuda or auto"
 #define FORM_LINK "a link preset such as pcie3, or a rate in GB/s"
 #define FORM_LOG "LEVEL[,SUBSYS...], e.g. info or debug,alloc,swap"
@@ -630,12 +632,41 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
   return parse_path(what, text, buf, size, err);
 }
 
+/* --piece-size: a size, or auto (core/options.h).  Pieces are mapped at
+ * their offsets, and a GPU maps 2 MiB pages (Note [Chunks of pieces] in
+ * swap/residency.c). */
+static lms_status_t parse_piece(const char *what, const char *text,
+                                lms__opts_t *o, char *err) {
+  if (strcasecmp(text, "auto") == 0) {
+    o->piece_size = LMS__PIECE_AUTO;
+    o->piece_div = LMS__PIECE_DIV_AUTO;
+    return LMS_OK;
+  }
+  uint64_t v = 0;
+  if (lms__parse_size(what, text, &v, err) != LMS_OK) {
+    char why[LMS__ERRBUF];
+    snprintf(why, sizeof why, "%s", err);
+    lms__errf(err, "%s, or auto", why);
+    return LMS_ERR_INVALID;
+  }
+  if (v % (2u << 20) != 0) {
+    lms__errf(err, "%s: %s is not a whole number of 2 MiB pages; "
+                   "accepted: 2MiB, 4MiB, ..., 32MiB, ..., or auto",
+              what, text);
+    return LMS_ERR_INVALID;
+  }
+  o->piece_size = v;
+  o->piece_div = LMS__PIECE_DIV;
+  return LMS_OK;
+}
+
 /* ---- Table-driven plumbing -------------------------------------------- */
 
 /* Parses text into one field; the output is written only on success. */
 #define PARSE_KB(w, t, o, f, e) lms__parse_kb(w, t, &(o)->f, e)
 #define PARSE_FRAC(w, t, o, f, e) lms__parse_frac(w, t, &(o)->f, e)
 #define PARSE_SIZE(w, t, o, f, e) lms__parse_size(w, t, &(o)->f, e)
+#define PARSE_PIECE(w, t, o, f, e) parse_piece(w, t, o, e)
 #define PARSE_DEVICE(w, t, o, f, e) parse_device(w, t, &(o)->f, e)
 #define PARSE_LINK(w, t, o, f, e) parse_link(w, t, &(o)->f, e)
 #define PARSE_LOG(w, t, o, f, e) parse_log(w, t, &(o)->f, e)
@@ -652,6 +683,7 @@ static lms_status_t parse_fault(const char *what, const char *text, char *buf,
 #define BIND_KB(o, f)
 #define BIND_FRAC(o, f)
 #define BIND_SIZE(o, f)
+#define BIND_PIECE(o, f)
 #define BIND_DEVICE(o, f)
 #define BIND_LINK(o, f)
 #define BIND_LOG(o, f)
@@ -680,19 +712,6 @@ static lms_status_t apply(lms__opts_t *o, lms__opt_id_t id, const char *what,
     lms__errf(err, "%s: %s value; accepted: %s", what,
               text == NULL ? "missing" : "empty", g_meta[id].form);
     return LMS_ERR_INVALID;
-  }
-  if (id == LMS__OPT_piece_size) {
-    /* Pieces are mapped at their offsets, and a GPU maps 2 MiB pages
-     * (Note [Chunks of pieces] in swap/residency.c). */
-    uint64_t v = 0;
-    LMS_CHECK(lms__parse_size(what, text, &v, err));
-    if (v % (2u << 20) != 0) {
-      lms__errf(err, "%s: %s is not a whole number of 2 MiB pages; "
-                     "accepted: 2MiB, 4MiB, ..., 32MiB, ...", what, text);
-      return LMS_ERR_INVALID;
-    }
-    o->piece_size = v;
-    return LMS_OK;
   }
   switch (id) {
 #define OPT_APPLY_(field, kind, flag, alt, env, def, help)                    \
@@ -1066,6 +1085,14 @@ static void show_window(textbuf_t *t, const lms__window_t *w) {
   else tb_printf(t, "%g%% of the budget", w->percent);
 }
 
+static void show_piece(textbuf_t *t, const lms__opts_t *o) {
+  if (o->piece_size != 0 && o->piece_div == LMS__PIECE_DIV_AUTO)
+    tb_printf(t, "auto (32 MiB pieces of each chunk of at least half the "
+                 "budget)");
+  else
+    show_size(t, o->piece_size);
+}
+
 static const char *device_name(lms__device_kind_t d) {
   return (size_t)d < NDEVICE_NAMES ? g_device_names[d] : "?";
 }
@@ -1075,6 +1102,7 @@ static const char *device_name(lms__device_kind_t d) {
               : tb_printf(t, "%lld KB", (long long)(o)->f))
 #define SHOW_FRAC(t, o, f) tb_printf(t, "%g", (o)->f)
 #define SHOW_SIZE(t, o, f) show_size(t, (o)->f)
+#define SHOW_PIECE(t, o, f) show_piece(t, o)
 #define SHOW_DEVICE(t, o, f) tb_printf(t, "%s", device_name((o)->f))
 #define SHOW_LINK(t, o, f)                                                    \
   tb_printf(t, "%s (%g GB/s to device, %g GB/s to host, %g us per copy)",     \

@@ -88,10 +88,11 @@ typedef struct lms__logspec {
   X(prefetch_window, WINDOW, "prefetch-window", NULL, "LMS_PREFETCH_WINDOW",  \
     "1000,60%", "prefetch this far ahead: STEPS[,BYTES or PERCENT of the "     \
     "budget]; 0 is off")                                                      \
-  X(piece_size, SIZE, "piece-size", NULL, "LMS_PIECE_SIZE", "",              \
+  X(piece_size, PIECE, "piece-size", NULL, "LMS_PIECE_SIZE", "",             \
     "make each host-homed chunk of at least an eighth of the budget pieces "  \
-    "of this size, kept and moved apart, e.g. 32MiB; needs a device that "   \
-    "maps memory (the simulated one); default: chunks whole")                 \
+    "of this size, kept and moved apart, e.g. 32MiB; auto: pieces of 32 MiB " \
+    "of each chunk of at least half the budget; needs a device that maps "    \
+    "memory (the simulated one); default: chunks whole")                      \
   X(trace, PATH, "trace", NULL, "LMS_TRACE", "",                              \
     "write the run's steps as a trace to this file when the context ends; "  \
     "%p and %r as for --log-file")                                            \
@@ -106,6 +107,7 @@ typedef struct lms__logspec {
 #define LMS__OPT_T_KB int64_t
 #define LMS__OPT_T_FRAC double
 #define LMS__OPT_T_SIZE uint64_t  /* 0 = not set */
+#define LMS__OPT_T_PIECE uint64_t /* 0 = not set; piece_div says of what */
 #define LMS__OPT_T_DEVICE lms__device_kind_t
 #define LMS__OPT_T_LINK lms__link_t
 #define LMS__OPT_T_LOG lms__logspec_t
@@ -140,8 +142,18 @@ typedef struct lms__opts {
   char stats_buf[LMS__PATH_MAX];
   char fail_buf[LMS__PATH_MAX];
   char trace_buf[LMS__PATH_MAX];
+  uint32_t piece_div; /* --piece-size: of chunks of budget / piece_div up */
   unsigned char source[LMS__OPT_COUNT];
 } lms__opts_t;
+
+/* --piece-size (Note [Chunks of pieces] in swap/residency.c): SIZE cuts
+ * each host-homed chunk of at least budget / LMS__PIECE_DIV bytes into
+ * pieces of SIZE; auto cuts each of at least budget / LMS__PIECE_DIV_AUTO
+ * into pieces of LMS__PIECE_AUTO (Note [Pieces where whole chunks take
+ * turns]). */
+#define LMS__PIECE_DIV 8u
+#define LMS__PIECE_DIV_AUTO 2u
+#define LMS__PIECE_AUTO (32ull << 20)
 
 struct lms_options {
   lms__opts_t v;

@@ -101,12 +101,13 @@ lms_status_t lms__wl_add_ref(lms__workload_t *w, uint32_t chunk,
 uint32_t lms__wl_mark_dead(lms__workload_t *w, uint64_t *bytes);
 /* The workload as a runtime that makes chunks of pieces schedules it
  * under `budget` (Note [Chunks of pieces] in swap/residency.c): each
- * chunk lms__pieces_of cuts becomes its pieces, each named with the
- * chunk's access (and death) wherever it was.  out must be initialised;
- * *split (may be NULL) gets how many chunks were cut. */
+ * chunk lms__pieces_of cuts (with `piece` and `div`) becomes its pieces,
+ * each named with the chunk's access (and death) wherever it was.  out
+ * must be initialised; *split (may be NULL) gets how many chunks were
+ * cut. */
 lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
-                            uint64_t budget, lms__workload_t *out,
-                            uint32_t *split);
+                            uint32_t div, uint64_t budget,
+                            lms__workload_t *out, uint32_t *split);
 /* Checks the invariants above; on failure err (LMS__ERRBUF) says which. */
 lms_status_t lms__wl_validate(const lms__workload_t *w, char *err);
 

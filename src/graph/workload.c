@@ -340,8 +340,8 @@ uint64_t lms__wl_max_step_bytes(const lms__workload_t *w) {
 }
 
 lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
-                            uint64_t budget, lms__workload_t *out,
-                            uint32_t *split) {
+                            uint32_t div, uint64_t budget,
+                            lms__workload_t *out, uint32_t *split) {
   uint32_t *first = malloc((w->nchunks ? w->nchunks : 1) * sizeof *first);
   uint32_t *count = malloc((w->nchunks ? w->nchunks : 1) * sizeof *count);
   lms_status_t st = first && count ? LMS_OK : LMS_ERR_HOST_OOM;
@@ -349,7 +349,7 @@ lms_status_t lms__wl_pieces(const lms__workload_t *w, uint64_t piece,
   snprintf(out->name, sizeof out->name, "%s", w->name);
   for (uint32_t c = 0; c < w->nchunks && st == LMS_OK; c++) {
     uint64_t size = w->chunks[c].size;
-    uint64_t n = lms__pieces_of(size, piece, budget);
+    uint64_t n = lms__pieces_of(size, piece, div, budget);
     cut += n > 0;
     if (n == 0) n = 1;
     for (uint64_t i = 0; i < n && st == LMS_OK; i++) {

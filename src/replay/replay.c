@@ -459,7 +459,8 @@ static lms_status_t replay(const lms__workload_t *w, const lms__opts_t *opts,
     lms__wl_init(&pw, NULL);
     uint32_t split = 0;
     lms__lower_bound_t pb;
-    st = lms__wl_pieces(w, ctx->swap.piece, out->budget, &pw, &split);
+    st = lms__wl_pieces(w, ctx->swap.piece, ctx->swap.piece_div, out->budget,
+                        &pw, &split);
     if (st == LMS_OK && split > 0)
       st = lms__lower_bound(&pw, out->budget, out->h2d_gbps, out->d2h_gbps,
                             ctx->opts.link.both_gbps,

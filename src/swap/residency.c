@@ -192,6 +192,7 @@ lms_status_t lms__swap_init(lms__swap_t *s, lms_dev_t *dev,
   s->placement = cfg->placement;
   s->policy = cfg->policy;
   s->piece = cfg->piece;
+  s->piece_div = cfg->piece_div ? cfg->piece_div : LMS__PIECE_DIV;
   s->events.dev = dev;
   s->timed_events.dev = dev;
   s->timed_events.timed = 1;
@@ -1097,10 +1098,35 @@ static lms_status_t alloc_chunk(lms__swap_t *s, size_t size, int host,
  * to every piece.  The program sees one chunk and one address; lookups of
  * that address or of the home find the chunk.  Only a device that maps
  * memory into address ranges (dev_map, as CUDA's cuMemMap) can do this;
- * on any other, and with --piece-size unset, chunks stay whole. */
+ * on any other, and with --piece-size unset, chunks stay whole.
+ *
+ * Note [Pieces where whole chunks take turns]
+ * Cutting every chunk of an eighth of the budget or more (--piece-size
+ * SIZE) is no rule for every program: over the twenty-two traces of
+ * bench/workloads/gen_traces.py, with 32 MiB pieces, 52 runs were faster
+ * and 61 slower (VGG-16 at 4x over pcie5 and nvlink2 by 5.9-6.3 %,
+ * ResNet-50 by up to 3.2 %), the plans on trial choosing other ways.  What
+ * whole chunks cost is plain where a chunk is half the budget or more:
+ * beside it is less room than itself, so neither the chunk used before it
+ * nor the one after can be moving while it does.  DLRM's training at 4x
+ * (a table of 805 MB under a budget of 881 MB) over pcie3: the 805 MB
+ * table cannot start coming in until the 403 MB one updated before it is
+ * home (31 ms), and the next table cannot until the 805 MB one is home
+ * (62 ms): the link in idles 94 ms of the 554 an iteration takes.  So
+ * --piece-size auto cuts only chunks of half the budget or more, into
+ * pieces of 32 MiB (LMS__PIECE_AUTO).  Over the twenty-two traces 13 runs
+ * are faster and none slower, with or without waits measured: DLRM at 4x
+ * and 10x by 9.8-15.9 % (over pcie3 1.38x -> 1.16x of the lower bound),
+ * the pipeline stage at 10x, whose embedding's optimizer state is 1.5 GB
+ * of a 2.4 GB budget, by 0.2-1.2 % (bench/results/2026-12-07-sim-pieces-
+ * auto.md).  It is not the default because the CUDA device maps pieces
+ * with the driver's virtual memory calls, which no GPU has run yet (Note
+ * [Mapping pieces on a GPU] in device/cuda.c), and `lms sim` is to do
+ * what the runtime does on a GPU. */
 static int wants_pieces(const lms__swap_t *s, size_t size) {
   const lms_dev_ops_t *o = s->dev->ops;
-  return lms__pieces_of(size, s->piece, s->placement.capacity) > 0 &&
+  return lms__pieces_of(size, s->piece, s->piece_div,
+                        s->placement.capacity) > 0 &&
          o->va_reserve != NULL &&
          o->va_release != NULL && o->dev_map != NULL &&
          lms__place_on_host(&s->placement, size,
@@ -1123,7 +1149,8 @@ static void free_piece_meta(lms__swap_t *s, lms_chunk_t *p) {
 }
 
 static lms_status_t alloc_group(lms__swap_t *s, size_t size, lms_chunk_t **out) {
-  uint64_t n = lms__pieces_of(size, s->piece, s->placement.capacity);
+  uint64_t n = lms__pieces_of(size, s->piece, s->piece_div,
+                              s->placement.capacity);
   lms_chunk_t **v = calloc((size_t)n, sizeof *v);
   if (v == NULL) {
     lms__errf(s->err, "lms_alloc: no host memory for the %llu pieces of a "

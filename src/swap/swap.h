@@ -108,6 +108,7 @@ typedef struct lms__swap {
   uint64_t chunk_bytes_peak;   /* ... at most, so far */
   uint64_t step;               /* the schedule's current step (plan.c) */
   uint64_t piece;              /* Note [Chunks of pieces]; 0: none */
+  uint32_t piece_div;          /* ... of chunks of budget / piece_div up */
   lms__devcache_t cache;
   lms__hostpool_t *pool;
   lms__node_ledger_t *node;    /* Note [One host budget per node]; or NULL */
@@ -148,18 +149,19 @@ typedef struct lms__swap {
 } lms__swap_t;
 
 /* Note [Chunks of pieces] in residency.c: a chunk of at least
- * budget / LMS__PIECE_DIV bytes and more than a piece is cut, into this
- * many pieces of `piece` bytes, the last taking the remainder; a remainder
- * under LMS__PIECE_LEAST joins the last whole piece, since every piece is
- * a device block of its own at a page boundary (Note [Paged large blocks]
+ * budget / div bytes and more than a piece is cut, into this many pieces
+ * of `piece` bytes, the last taking the remainder; a remainder under
+ * LMS__PIECE_LEAST joins the last whole piece, since every piece is a
+ * device block of its own at a page boundary (Note [Paged large blocks]
  * in alloc/devcache.c), which requests of 1 MiB or less are not.  0: the
- * chunk stays whole. */
-#define LMS__PIECE_DIV 8
+ * chunk stays whole, as one that would be a single piece does.  div is --piece-size's (core/options.h). */
 #define LMS__PIECE_LEAST (2u << 20)
 static inline uint64_t lms__pieces_of(uint64_t size, uint64_t piece,
-                                      uint64_t budget) {
-  if (piece == 0 || size <= piece || size < budget / LMS__PIECE_DIV) return 0;
-  return size / piece + (size % piece >= LMS__PIECE_LEAST);
+                                      uint32_t div, uint64_t budget) {
+  if (piece == 0 || div == 0 || size <= piece || size < budget / div)
+    return 0;
+  uint64_t n = size / piece + (size % piece >= LMS__PIECE_LEAST);
+  return n > 1 ? n : 0;
 }
 
 typedef struct lms__swap_config {
@@ -169,6 +171,7 @@ typedef struct lms__swap_config {
   const char *node_ledger;    /* its ledger's name; NULL: the default */
   lms__policy_t policy;
   uint64_t piece;             /* Note [Chunks of pieces]; 0: none */
+  uint32_t piece_div;         /* chunks of budget / piece_div and more */
 } lms__swap_config_t;
 
 /* For tests: nonzero makes victim choice, range eviction and the window
