@@ -154,7 +154,8 @@ typedef struct lms__swap {
  * LMS__PIECE_LEAST joins the last whole piece, since every piece is a
  * device block of its own at a page boundary (Note [Paged large blocks]
  * in alloc/devcache.c), which requests of 1 MiB or less are not.  0: the
- * chunk stays whole, as one that would be a single piece does.  div is --piece-size's (core/options.h). */
+ * chunk stays whole, as one that would be a single piece does.  div is
+ * --piece-size's (core/options.h). */
 #define LMS__PIECE_LEAST (2u << 20)
 static inline uint64_t lms__pieces_of(uint64_t size, uint64_t piece,
                                       uint32_t div, uint64_t budget) {
